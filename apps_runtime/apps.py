@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class AppsRuntimeConfig(AppConfig):
+    name = "apps_runtime"

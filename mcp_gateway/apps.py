@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class McpGatewayConfig(AppConfig):
+    name = "mcp_gateway"

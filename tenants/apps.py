@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class TenantsConfig(AppConfig):
+    name = "tenants"
+    verbose_name = "Tenants"
+
+    def ready(self) -> None:
+        from tenants import checks  # noqa: F401  (registers the system checks)

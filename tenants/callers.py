@@ -1,0 +1,58 @@
+"""The caller: who is asking, as every permission check in the platform sees them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from tenants.models import ApiToken, Membership, Tenant
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An immutable snapshot of a caller's identity and rights in one tenant."""
+
+    tenant_id: int
+    user_id: int | None = None
+    username: str | None = None
+    is_member: bool = False
+    is_superuser: bool = False
+    is_tenant_admin: bool = False
+    roles: frozenset[str] = field(default_factory=frozenset)
+    token_id: int | None = None
+    read_only: bool = False
+
+    @property
+    def is_authenticated(self) -> bool:
+        return self.user_id is not None
+
+    def as_handler_user(self) -> dict | None:
+        """The ``request.user`` a handler sees."""
+        if self.user_id is None:
+            return None
+        return {"username": self.username, "roles": sorted(self.roles), "superuser": self.is_superuser}
+
+
+def anonymous_caller(tenant: Tenant) -> Caller:
+    return Caller(tenant_id=tenant.pk)
+
+
+def caller_for(
+    tenant: Tenant, user: AbstractBaseUser | AnonymousUser, token: ApiToken | None = None
+) -> Caller:
+    """The caller ``user`` is in ``tenant`` (one query for the membership)."""
+    if not user.is_authenticated or not user.is_active:
+        return anonymous_caller(tenant)
+    membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first()
+    return Caller(
+        tenant_id=tenant.pk,
+        user_id=user.pk,
+        username=user.get_username(),
+        is_member=membership is not None,
+        is_superuser=user.is_superuser,
+        is_tenant_admin=bool(membership and membership.is_admin),
+        roles=frozenset(membership.roles if membership else ()),
+        token_id=token.pk if token else None,
+        read_only=bool(token and token.read_only),
+    )

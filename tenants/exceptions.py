@@ -1,0 +1,72 @@
+"""Errors raised by tenant actions; the edges (commands, API) translate them."""
+
+
+class TenantError(Exception):
+    """Base of every tenant-domain error; its message is safe to show to the caller."""
+
+    code = "tenant_error"
+
+
+class TenantNotFound(TenantError):
+    """No tenant with that slug, or one the caller may not reach."""
+
+    code = "tenant_not_found"
+
+    def __init__(self, slug: str):
+        self.slug = slug
+        super().__init__(f"unknown tenant '{slug}'")
+
+
+class InvalidValue(TenantError):
+    """A field value that breaks its rule; names the field and the rule."""
+
+    code = "invalid"
+
+    def __init__(self, field: str, value: object, rule: str):
+        self.field, self.value, self.rule = field, value, rule
+        super().__init__(f"{field} {value!r} is invalid: {rule}")
+
+
+class AlreadyTaken(TenantError):
+    """A unique value already held by another row."""
+
+    code = "conflict"
+
+    def __init__(self, field: str, value: object):
+        self.field, self.value = field, value
+        super().__init__(f"{field} '{value}' is already taken")
+
+
+class UnknownSetting(TenantError):
+    """A tenant setting key the platform does not know."""
+
+    code = "unknown_setting"
+
+    def __init__(self, key: str, known: list[str]):
+        self.key = key
+        super().__init__(f"unknown setting '{key}' (known: {', '.join(known)})")
+
+
+class UserNotFound(TenantError):
+    code = "user_not_found"
+
+    def __init__(self, username: str):
+        self.username = username
+        super().__init__(f"unknown user '{username}'")
+
+
+class NotAMember(TenantError):
+    code = "not_a_member"
+
+    def __init__(self, username: str, slug: str):
+        super().__init__(f"user '{username}' is not a member of tenant '{slug}'")
+
+
+class InvalidToken(TenantError):
+    """A bearer token that is malformed, unknown, expired, revoked or for another tenant."""
+
+    code = "invalid_token"
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"invalid token: {reason}")

@@ -1,0 +1,28 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from tenants.actions import set_tenant_setting
+from tenants.management.base import TenantCommand
+from tenants.models import Tenant
+from tenants.tenant_settings import clean_setting_value, setting_spec
+
+
+class Command(TenantCommand):
+    help = "Show all tenant settings, one setting, or set one to true or false."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("key", nargs="?", help="customAppsMcpTools or mcpServer")
+        parser.add_argument("value", nargs="?", help="true or false")
+
+    def handle_tenant(self, tenant: Tenant, **options: Any) -> None:
+        key, value = options["key"], options["value"]
+        if key is None:
+            for name, current in tenant.get_settings().items():
+                self.stdout.write(f"{name} {str(current).lower()}")
+            return
+        setting_spec(key)
+        if value is not None:
+            set_tenant_setting(tenant, key, clean_setting_value(key, value), acting_user=None)
+        self.stdout.write(f"{key} {str(tenant.setting(key)).lower()}")

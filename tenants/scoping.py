@@ -1,0 +1,50 @@
+"""Access helpers: the only way callers fetch tenants and their rows.
+
+Like Zulip's ``access_*`` helpers, each one fetches within the tenant and gives one error for
+"does not exist" and "not yours", so a caller cannot probe what exists elsewhere.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+
+from tenants.exceptions import NotAMember, TenantNotFound, UserNotFound
+from tenants.managers import ScopeError  # noqa: F401  (re-exported: the scoping failure callers catch)
+from tenants.models import Membership, Tenant
+
+
+def access_tenant(slug: str) -> Tenant:
+    """The tenant with this slug.
+
+    Raises:
+        TenantNotFound: no tenant has this slug.
+    """
+    try:
+        return Tenant.objects.get(slug=slug)
+    except Tenant.DoesNotExist as err:
+        raise TenantNotFound(slug) from err
+
+
+def access_user(username: str) -> AbstractBaseUser:
+    """The platform user with this username.
+
+    Raises:
+        UserNotFound: no such user.
+    """
+    try:
+        return get_user_model().objects.get(username=username)
+    except get_user_model().DoesNotExist as err:
+        raise UserNotFound(username) from err
+
+
+def access_membership(tenant: Tenant, username: str) -> Membership:
+    """The membership of ``username`` in ``tenant``.
+
+    Raises:
+        NotAMember: the user does not exist or is not a member of this tenant.
+    """
+    try:
+        return Membership.objects.for_tenant(tenant).select_related("user").get(user__username=username)
+    except Membership.DoesNotExist as err:
+        raise NotAMember(username, tenant.slug) from err
