@@ -114,7 +114,9 @@ def _parse_field(expr: str, text: str, spec: _Field) -> frozenset[int]:
             high = _value(expr, end, spec) if end is not None else low
             if step is not None and end is None:
                 raise InvalidCronExpression(
-                    expr, f"{spec.name} item {item!r}: a step needs '*' or a range, e.g. '{start}-{spec.high}/{step}'"
+                    expr,
+                    f"{spec.name} item {item!r}: a step needs '*' or a range, "
+                    f"e.g. '{start}-{spec.high}/{step}'",
                 )
             if low > high:
                 raise InvalidCronExpression(

@@ -7,6 +7,7 @@ starts with ``/``. (A key ``""`` at the root would print the same; no manifest k
 Problems about the bundle as a whole (a hostile path, a size limit, JSON syntax) point at the root.
 """
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -73,3 +74,17 @@ class DeployRejected(Exception):
         count = len(self.problems)
         lines = "\n".join(str(problem) for problem in self.problems)
         super().__init__(f"deploy rejected, {count} problem{'s' if count != 1 else ''}:\n{lines}")
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters for a message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def describe(value: object) -> str:
+    """A JSON value as the user wrote it, shortened, for a message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return shorten(text)
