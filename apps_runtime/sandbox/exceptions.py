@@ -1,0 +1,60 @@
+"""Errors raised by the sandbox to its callers, and by brokers to the sandbox."""
+
+from .error_ids import new_error_id
+
+# kind -> (HTTP status an edge should answer with, the generic title shown to callers)
+HANDLER_FAILURES = {
+    "handler_error": (500, "The handler failed"),
+    "handler_timeout": (504, "The handler timed out"),
+    "handler_resource_limit": (507, "The handler exceeded a resource limit"),
+    "output_too_large": (502, "The handler's response was too large"),
+    "sandbox_unavailable": (503, "The handler could not be run"),
+}
+
+BROKER_ERROR_CODES = frozenset({"not_found", "permission_denied", "invalid", "limit"})
+
+
+class HandlerFailed(Exception):
+    """A handler invocation failed. Only ``kind`` and ``error_id`` may reach the end caller.
+
+    ``trace`` is for the tenant's developers (bundle frames only, bundle-relative paths); ``logs`` is the
+    handler's captured output. The full detail is logged by the sandbox under ``error_id``.
+    """
+
+    def __init__(self, kind: str, *, error_id: str | None = None, trace: str = "", logs: str = ""):
+        if kind not in HANDLER_FAILURES:
+            raise ValueError(f"unknown handler failure kind {kind!r}")
+        self.kind = kind
+        self.error_id = error_id or new_error_id()
+        self.trace = trace
+        self.logs = logs
+        self.http_status, self.title = HANDLER_FAILURES[kind]
+        super().__init__(f"{self.title} (error id {self.error_id})")
+
+    def __reduce__(self):
+        return (_rebuild_handler_failed, (self.kind, self.error_id, self.trace, self.logs))
+
+
+def _rebuild_handler_failed(kind: str, error_id: str, trace: str, logs: str) -> HandlerFailed:
+    return HandlerFailed(kind, error_id=error_id, trace=trace, logs=logs)
+
+
+class RequestTooLarge(ValueError):
+    """The request's JSON is larger than ``SandboxLimits.max_request_bytes``; nothing was run."""
+
+    def __init__(self, size: int, limit: int):
+        self.size = size
+        self.limit = limit
+        super().__init__(f"request is {size} bytes, the limit is {limit} bytes")
+
+
+class BrokerError(Exception):
+    """Raised by a broker to fail one data call; the handler sees the matching SDK exception."""
+
+    def __init__(self, code: str, message: str):
+        if code not in BROKER_ERROR_CODES:
+            expected = ", ".join(sorted(BROKER_ERROR_CODES))
+            raise ValueError(f"unknown broker error code {code!r}, expected one of {expected}")
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")

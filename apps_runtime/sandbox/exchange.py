@@ -1,0 +1,228 @@
+"""One call's conversation with its child, in the calling thread: send the request, serve data calls,
+collect logs, and stop at the child's last frame, at the zygote's exit report, or at the backstop deadline.
+
+Everything the child sends is untrusted data: frames are size-capped and checked before use.
+"""
+
+import json
+import os
+import select
+import socket
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+
+from .exceptions import BrokerError
+from .invocation import Broker
+from .limits import SandboxLimits
+from .runtime import protocol
+from .zygote_process import ZygoteLost, ZygoteProcess
+
+# After the child's deadline the zygote kills it at once; past this margin the zygote itself is stuck.
+BACKSTOP_MARGIN_S = 1.0
+# Room for the frame envelope around a body of max_response_bytes, and for data call arguments.
+FRAME_OVERHEAD = 64 * 1024
+_READ_CHUNK = 256 * 1024
+# Read at most this much per wake-up, so a child writing as fast as we read cannot keep this thread from
+# its deadline checks, nor make it buffer without bound.
+_READ_BUDGET = 1024 * 1024
+_IN = select.POLLIN | select.POLLHUP | select.POLLERR
+
+
+@dataclass
+class Transcript:
+    """What happened during one call, before it is judged."""
+
+    final: dict | None = None  # the child's last frame: {"result": ...} or {"failure": ...}
+    exit: dict | None = None  # the zygote's exit report
+    violation: str | None = None  # "output_too_large" | "protocol": the host stopped the child
+    violation_detail: str = ""
+    forked: bool = False  # the zygote reported the fork, so the handler may have run
+    zygote_lost: bool = False  # report pipe closed without an exit report
+    zygote_hung: bool = False  # no exit report by the backstop deadline
+    data_calls: int = 0
+    log: bytearray = field(default_factory=bytearray)
+    log_dropped: int = 0
+    duration_ms: float = 0.0
+
+
+class _Conversation:
+    def __init__(self, limits: SandboxLimits, broker: Broker, transcript: Transcript):
+        self.limits = limits
+        self.broker = broker
+        self.t = transcript
+        self.outbox = bytearray()
+        self.frames = protocol.FrameDecoder(limits.max_response_bytes + FRAME_OVERHEAD)
+        self.reports = protocol.FrameDecoder(64 * 1024)
+        self.child_deadline = 0.0
+
+    # -- logs ---------------------------------------------------------------------------------------------
+    def on_log(self, data: bytes) -> None:
+        room = self.limits.max_log_bytes - len(self.t.log)
+        if room > 0:
+            self.t.log += data[:room]
+        self.t.log_dropped += max(0, len(data) - max(room, 0))
+
+    def violate(self, kind: str, detail: str) -> None:
+        """The child broke the protocol: the host stops listening and kills it."""
+        self.t.violation, self.t.violation_detail = kind, detail
+
+    # -- protocol -----------------------------------------------------------------------------------------
+    def on_protocol(self, data: bytes) -> None:
+        try:
+            payloads = self.frames.feed(data)
+        except protocol.FrameTooLarge as exc:
+            self.violate("output_too_large", str(exc))
+            return
+        for payload in payloads:
+            if self.t.final is not None or self.t.violation is not None:
+                return
+            try:
+                frame = json.loads(payload)
+            except ValueError:
+                frame = None
+            if not isinstance(frame, dict):
+                self.violate("protocol", "a frame that is not a JSON object")
+            elif "op" in frame:
+                self.on_data_call(frame)
+            elif "result" in frame or "failure" in frame:
+                self.t.final = frame
+            else:
+                self.violate("protocol", f"unknown frame keys {sorted(frame)[:5]}")
+
+    def on_data_call(self, frame: dict) -> None:
+        op, args = frame.get("op"), frame.get("args")
+        if not isinstance(op, str) or not isinstance(args, dict):
+            self.violate("protocol", "malformed data call")
+            return
+        if time.monotonic() >= self.child_deadline:
+            return  # the zygote is killing the child; don't spend the platform's time on it
+        self.t.data_calls += 1
+        if self.t.data_calls > self.limits.max_data_calls:
+            message = f"more than {self.limits.max_data_calls} data calls"
+            reply = {"error": {"code": "limit", "message": message}}
+        else:
+            try:
+                reply = {"ok": self.broker(op, args)}
+            except BrokerError as exc:
+                reply = {"error": {"code": exc.code, "message": exc.message}}
+        self.outbox += protocol.pack(protocol.dumps(reply))
+
+    # -- zygote reports -----------------------------------------------------------------------------------
+    def on_report(self, data: bytes) -> None:
+        for payload in self.reports.feed(data):
+            report = json.loads(payload)
+            if report.get("event") == "forked":
+                self.t.forked = True
+            else:
+                self.t.exit = report
+
+    @property
+    def done(self) -> bool:
+        return self.t.final is not None or self.t.violation is not None or self.t.exit is not None
+
+
+def _read_available(fd: int, budget: int = _READ_BUDGET) -> tuple[bytes, bool]:
+    """Read what is there (up to about ``budget`` bytes) without blocking; returns (data, at_eof)."""
+    chunks = []
+    total = 0
+    while total < budget:
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
+        except BlockingIOError:
+            return b"".join(chunks), False
+        except (ConnectionResetError, BrokenPipeError):
+            return b"".join(chunks), True
+        if not chunk:
+            return b"".join(chunks), True
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks), False
+
+
+def exchange(
+    zygote: ZygoteProcess, call_id: int, config: dict, request_payload: bytes, limits: SandboxLimits,
+    broker: Broker,
+) -> Transcript:
+    """Run one call through ``zygote`` and record what happened. On return the child has exited, or the
+    zygote has been told to kill it.
+
+    Exceptions raised by ``broker`` other than BrokerError propagate (after the child is killed): they are
+    the platform's own faults, not the handler's.
+    """
+    t = Transcript()
+    conv = _Conversation(limits, broker, t)
+    started = time.monotonic()
+    with ExitStack() as stack:
+        host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        stack.callback(host_sock.close)
+        log_r, log_w = os.pipe()
+        stack.callback(os.close, log_r)
+        report_r, report_w = os.pipe()
+        stack.callback(os.close, report_r)
+        try:
+            zygote.spawn(call_id, config, [child_sock.fileno(), log_w, report_w])
+        except ZygoteLost:
+            t.zygote_lost = True
+            return t
+        finally:
+            # Only the child (and the zygote, for the report) may hold these, or no end of file ever comes.
+            child_sock.close()
+            os.close(log_w)
+            os.close(report_w)
+        stack.callback(lambda: t.exit is None and zygote.kill_call(call_id))
+
+        host_sock.setblocking(False)
+        proto = host_sock.fileno()
+        os.set_blocking(log_r, False)
+        os.set_blocking(report_r, False)
+        conv.outbox += protocol.pack(request_payload)
+        conv.child_deadline = started + limits.timeout_ms / 1000
+        backstop = conv.child_deadline + BACKSTOP_MARGIN_S
+        poller = select.poll()
+        poller.register(log_r, select.POLLIN)
+        poller.register(report_r, select.POLLIN)
+        proto_open = True
+
+        while not conv.done:
+            if proto_open:
+                poller.register(proto, select.POLLIN | (select.POLLOUT if conv.outbox else 0))
+            events = poller.poll(max(0.0, backstop - time.monotonic()) * 1000)
+            for fd, event in events:
+                if fd == proto:
+                    if event & select.POLLOUT and conv.outbox:
+                        try:
+                            sent = host_sock.send(conv.outbox)
+                            del conv.outbox[:sent]
+                        except (BrokenPipeError, ConnectionResetError):
+                            conv.outbox.clear()
+                    if event & _IN:
+                        data, eof = _read_available(proto)
+                        conv.on_protocol(data)
+                        if eof:
+                            poller.unregister(proto)
+                            proto_open = False
+                elif fd == log_r:
+                    data, eof = _read_available(log_r)
+                    conv.on_log(data)
+                    if eof:
+                        poller.unregister(log_r)
+                elif fd == report_r:
+                    data, eof = _read_available(report_r)
+                    conv.on_report(data)
+                    if eof and t.exit is None:
+                        t.zygote_lost = True
+                        break
+            if t.zygote_lost:
+                break
+            if not conv.done and time.monotonic() >= backstop:
+                t.zygote_hung = True  # checked after the events: a slow broker call must not look like this
+                break
+
+        # Whatever the child wrote before it finished is in the buffers now: take the rest.
+        # (The child has exited or sent its last frame, so at most a socket or pipe buffer is left.)
+        if proto_open and t.final is None and t.violation is None:
+            conv.on_protocol(_read_available(proto, limits.max_response_bytes + FRAME_OVERHEAD)[0])
+        conv.on_log(_read_available(log_r)[0])
+    t.duration_ms = (time.monotonic() - started) * 1000
+    return t

@@ -1,0 +1,250 @@
+"""One invocation, inside a freshly forked child of the zygote. Never returns: ends with ``os._exit``.
+
+File descriptors in the child: 0 is /dev/null, 1 and 2 are the log pipe (so ``print``, ``os.write(1, ...)``
+and subprocess output can never reach the protocol), 3 is the private protocol socket. Nothing else.
+"""
+
+import fcntl
+import io
+import json
+import os
+import signal
+import sys
+import types
+
+from . import hardening, protocol, sdk, traces
+
+PROTO_FD = 3
+EXIT_OK = protocol.EXIT_OK
+EXIT_NO_MEMORY = protocol.EXIT_NO_MEMORY
+EXIT_INTERNAL = protocol.EXIT_INTERNAL
+
+HANDLER_MODULE = "__handler__"
+RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# Set by prepare(), in the zygote, so that forks do not redo the work.
+_die_with_parent = None  # arms PR_SET_PDEATHSIG (None when ctypes is unavailable)
+_zygote_pid = 0
+_stdlib_path: list[str] = []
+_proto_ready = False  # fd 3 is the protocol socket: failures can be reported as a frame
+_log_streams: list = []  # our stdout/stderr wrappers: flushed even if the handler swapped sys.stdout
+
+
+def prepare() -> None:
+    """Zygote-time setup: resolve what every child needs, so forks do not redo it."""
+    global _die_with_parent, _zygote_pid, _stdlib_path
+    _zygote_pid = os.getpid()
+    _stdlib_path = list(sys.path)  # -I -S: the standard library only
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+
+        def _arm() -> None:
+            libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+
+        _die_with_parent = _arm
+    except (ImportError, OSError, AttributeError):
+        _die_with_parent = None
+
+
+class _Failure(Exception):
+    """The invocation failed in a way reported to the host as ``kind``."""
+
+    def __init__(self, kind: str, trace: str = "", detail: str = ""):
+        super().__init__(kind)
+        self.kind = kind
+        self.trace = trace
+        self.detail = detail
+
+
+def _take_fds(proto_fd: int, log_fd: int) -> None:
+    global _proto_ready
+    # Move both fds above the target numbers first: either may currently sit on 1, 2 or 3.
+    high_proto = fcntl.fcntl(proto_fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    high_log = fcntl.fcntl(log_fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.dup2(high_log, 1)
+    os.dup2(high_log, 2)
+    os.dup2(high_proto, PROTO_FD, inheritable=False)  # a subprocess must not inherit the protocol
+    _proto_ready = True
+    os.closerange(PROTO_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    out = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+                           line_buffering=True)
+    err = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+                           line_buffering=True)
+    sys.stdout = sys.__stdout__ = out
+    sys.stderr = sys.__stderr__ = err
+    _log_streams[:] = [out, err]
+
+
+def _become_child(config: dict, proto_fd: int, log_fd: int) -> None:
+    if _die_with_parent is not None:
+        _die_with_parent()
+        if os.getppid() != _zygote_pid:  # the zygote died before the signal was armed
+            os._exit(EXIT_INTERNAL)
+    os.setsid()  # own process group: the zygote kills the whole group on timeout
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    _take_fds(proto_fd, log_fd)
+    os.chdir(config["scratch_dir"])
+    os.umask(0o077)
+
+
+class _Channel:
+    """Blocking request/reply over the protocol socket, for the SDK's data calls."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def call(self, op: str, args: dict):
+        try:
+            payload = protocol.dumps({"op": op, "args": args})
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"arguments of {op} must be JSON: {exc}") from None
+        protocol.write_frame(self._fd, payload)
+        reply = protocol.read_frame(self._fd)
+        if reply is None:
+            raise ConnectionError("the platform closed the data channel")
+        message = json.loads(reply)
+        if "error" in message:
+            error = message["error"]
+            raise sdk.records_error(str(error.get("code")), str(error.get("message")), op)
+        return message.get("ok")
+
+
+def _load_handler(config: dict, scrub: traces.Scrubber):
+    bundle_dir = config["bundle_dir"]
+    rel = config["handler"]
+    path = os.path.normpath(os.path.join(bundle_dir, rel))
+    real_bundle = os.path.realpath(bundle_dir)
+    if (os.path.isabs(rel) or not os.path.realpath(path).startswith(real_bundle + os.sep)
+            or not os.path.isfile(path)):
+        raise _Failure("handler_error", trace=f"Handler file not found: {rel}\n",
+                       detail=f"handler {rel!r} is not a file inside {bundle_dir!r}")
+    with open(path, "rb") as f:
+        source = f.read()
+    module = types.ModuleType(HANDLER_MODULE)
+    module.__file__ = path
+    sys.modules[HANDLER_MODULE] = module  # dataclasses and pickling look classes up by module name
+    try:
+        exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
+    except MemoryError:
+        raise
+    except BaseException as exc:
+        raise _Failure("handler_error", traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None
+    handle = getattr(module, "handle", None)
+    if not callable(handle):
+        raise _Failure("handler_error", trace=f"{rel} does not define a function handle(request)\n",
+                       detail=f"no callable handle in {rel!r}")
+    return handle
+
+
+def _result_frame(value, limits: dict, rel: str) -> bytes:
+    status = 200
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            raise _Failure("handler_error", trace=f"handle() in {rel} returned a tuple of {len(value)} "
+                                                  "items; return value or (value, status)\n")
+        value, status = value
+    if type(status) is not int or not 100 <= status <= 599:
+        raise _Failure("handler_error", trace=f"handle() in {rel} returned an invalid status {status!r:.40}; "
+                                              "use an int between 100 and 599\n")
+    try:
+        body = protocol.dumps(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise _Failure("handler_error", trace=f"{type(exc).__name__}: {exc}\n"
+                                              f"(in the value returned by handle() in {rel})\n") from None
+    if len(body) > limits["max_response_bytes"]:
+        raise _Failure("output_too_large", detail=f"{len(body)} bytes > {limits['max_response_bytes']}")
+    return b'{"result":{"status":%d,"body":' % status + body + b"}}"
+
+
+def _error_frame(status: int, message: object) -> bytes:
+    return protocol.dumps({"result": {"status": status, "body": {"error": str(message)}}})
+
+
+def _invoke(config: dict, request_data: dict) -> bytes:
+    """Run the handler and build the frame that answers the host."""
+    bundle_dir = config["bundle_dir"]
+    scrub = traces.Scrubber(bundle_dir, {
+        os.path.realpath(bundle_dir): ".",
+        config["scratch_dir"]: ".",
+        RUNTIME_DIR: "<platform>",
+    })
+    sys.path[:] = [bundle_dir, *_stdlib_path]
+    sys.modules["platform_sdk"] = sdk
+    handle = _load_handler(config, scrub)
+    request = sdk.Request(request_data, _Channel(PROTO_FD).call)
+    try:
+        value = handle(request)
+    except MemoryError:
+        raise
+    except sdk.UserError as exc:
+        if type(exc.status) is not int or not 400 <= exc.status <= 599:
+            raise _Failure("handler_error", trace=f"UserError status must be an int between 400 and 599, "
+                                                  f"got {exc.status!r:.40}\n") from None
+        return _error_frame(exc.status, exc.message)
+    except sdk.RecordsError as exc:
+        return _error_frame(exc.response_status(), exc.message)
+    except BaseException as exc:
+        raise _Failure("handler_error", traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None
+    return _result_frame(value, config["limits"], config["handler"])
+
+
+def _flush() -> None:
+    for stream in _log_streams:
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass  # the handler closed or replaced it; nothing left to save
+
+
+def _serve(config: dict) -> int:
+    limits = config["limits"]
+    payload = protocol.read_frame(PROTO_FD, limits["max_request_bytes"] + 1024)
+    if payload is None:
+        return EXIT_INTERNAL  # the host gave up before sending the request
+    request_data = json.loads(payload)
+    try:
+        frame = _invoke(config, request_data)
+    except _Failure as failure:
+        frame = protocol.dumps({"failure": {"kind": failure.kind, "trace": failure.trace,
+                                            "detail": failure.detail}})
+    except MemoryError:
+        frame = None  # leave the except block first so the handler's frames are freed
+    if frame is None:
+        frame = protocol.dumps({"failure": {"kind": "handler_resource_limit", "trace": "",
+                                            "detail": "MemoryError"}})
+    # Logs first, result last: once the host has the result, everything the handler printed is in the pipe.
+    _flush()
+    protocol.write_frame(PROTO_FD, frame)
+    return EXIT_OK
+
+
+def _report_internal(exc: BaseException) -> None:
+    if not _proto_ready:
+        return
+    try:
+        frame = protocol.dumps({"failure": {"kind": "sandbox_unavailable", "trace": "",
+                                            "detail": traces.full_trace(exc)}})
+        protocol.write_frame(PROTO_FD, frame)
+    except (OSError, ValueError):
+        pass  # the host is gone; the exit code still tells the zygote
+
+
+def main(config: dict, proto_fd: int, log_fd: int) -> None:
+    """Entry point right after ``fork()`` in the zygote. Never returns."""
+    code = EXIT_INTERNAL
+    try:
+        _become_child(config, proto_fd, log_fd)
+        hardening.harden(config["limits"])
+        code = _serve(config)
+    except MemoryError:
+        code = EXIT_NO_MEMORY
+    except BaseException as exc:  # last resort in a process about to _exit: report it as a platform fault
+        code = EXIT_INTERNAL
+        _report_internal(exc)
+    finally:
+        _flush()
+        os._exit(code)

@@ -1,0 +1,153 @@
+"""The handler SDK: the ``request`` object a handler receives and the errors it can raise or catch.
+
+Inside the child this module is also registered as ``platform_sdk``, so handlers write
+``from platform_sdk import NotFound, UserError``. Every data call goes to the platform through one
+``transport(op, args)`` callable; the handler never holds a database handle or a credential.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+Transport = Callable[[str, dict], Any]
+
+# Operations that only read: a record the caller may not read is reported as missing, never as forbidden.
+READ_OPS = frozenset({"records.get", "records.query"})
+
+
+class RecordsError(Exception):
+    """A data call failed; ``code`` is one of not_found, permission_denied, invalid, limit."""
+
+    code = "error"
+    status = 500
+
+    def __init__(self, code: str, message: str, *, op: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.op = op  # the data operation that failed, or None when the handler raised it itself
+
+    def response_status(self) -> int:
+        """HTTP status the call answers with when the handler lets this error escape."""
+        return self.status
+
+
+class _CodedError(RecordsError):
+    def __init__(self, message: str, *, op: str | None = None):
+        super().__init__(type(self).code, message, op=op)
+
+
+class NotFound(_CodedError):
+    """The record does not exist, or the caller may not see it."""
+
+    code = "not_found"
+    status = 404
+
+
+class PermissionDenied(_CodedError):
+    """The caller may not perform this operation."""
+
+    code = "permission_denied"
+    status = 403
+
+    def response_status(self) -> int:
+        # A record the caller may not read looks exactly like a missing one.
+        return 404 if self.op in READ_OPS else 403
+
+
+class ValidationFailed(_CodedError):
+    """The data was rejected by the collection's schema or rules."""
+
+    code = "invalid"
+    status = 400
+
+
+class LimitExceeded(_CodedError):
+    """A quota was hit, e.g. too many data calls in one invocation."""
+
+    code = "limit"
+    status = 429
+
+
+_ERRORS_BY_CODE = {cls.code: cls for cls in (NotFound, PermissionDenied, ValidationFailed, LimitExceeded)}
+
+
+def records_error(code: str, message: str, op: str) -> RecordsError:
+    """Build the exception a handler sees for a failed data call."""
+    cls = _ERRORS_BY_CODE.get(code)
+    if cls is None:
+        return RecordsError(code, message, op=op)
+    return cls(message, op=op)
+
+
+class UserError(Exception):
+    """Raise to answer the caller with ``{"error": message}`` and a 4xx/5xx status instead of failing."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message = str(message)
+        self.status = status
+
+
+class Records:
+    """Record access acting as the caller; every method is one data call to the platform."""
+
+    def __init__(self, transport: Transport):
+        self._transport = transport
+
+    def query(
+        self,
+        collection: str,
+        where: dict | None = None,
+        order_by: str | list | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> dict:
+        """Return ``{"items": [...], "next_cursor": str | None}``."""
+        args = {"collection": collection, "where": where, "order_by": order_by, "limit": limit,
+                "cursor": cursor}
+        return self._transport("records.query", args)
+
+    def get(self, collection: str, id: str) -> dict:
+        """Return one record; raises NotFound when missing or not readable."""
+        return self._transport("records.get", {"collection": collection, "id": id})
+
+    def create(self, collection: str, data: dict) -> dict:
+        """Create a record and return it."""
+        return self._transport("records.create", {"collection": collection, "data": data})
+
+    def update(self, collection: str, id: str, data: dict) -> dict:
+        """Merge ``data`` into a record and return it."""
+        return self._transport("records.update", {"collection": collection, "id": id, "data": data})
+
+    def delete(self, collection: str, id: str) -> Any:
+        """Delete a record."""
+        return self._transport("records.delete", {"collection": collection, "id": id})
+
+
+class Request:
+    """What ``handle(request)`` receives."""
+
+    def __init__(self, data: dict, transport: Transport):
+        self.method: str = data.get("method") or "GET"
+        self.path: str = data.get("path") or ""
+        self.body: dict = data.get("body") if data.get("body") is not None else {}
+        self.query: dict = data.get("query") or {}
+        self.params: dict = data.get("params") or {}
+        self.tool: dict | None = data.get("tool")
+        self.user: dict | None = data.get("user")
+        self.records = Records(transport)
+        self._transport = transport
+
+    def enqueue(self, route_key: str, body: Any = None) -> str:
+        """Queue a background run of another route of this app; returns the run id."""
+        return self._transport("jobs.enqueue", {"route": route_key, "body": body})
+
+    def __repr__(self) -> str:
+        return f"<Request {self.method} {self.path}>"
+
+
+# Handlers see these classes as living in ``platform_sdk`` (tracebacks print the module name).
+for _cls in (RecordsError, NotFound, PermissionDenied, ValidationFailed, LimitExceeded, UserError, Request,
+             Records):
+    _cls.__module__ = "platform_sdk"
+del _cls

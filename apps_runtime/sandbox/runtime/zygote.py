@@ -1,0 +1,174 @@
+"""The zygote: a warm, stdlib-only fork server. The host sends one control message per call; the zygote
+forks a fresh child for it, kills the child at its wall-clock deadline and reports how it exited.
+
+Control socket (SOCK_SEQPACKET, one JSON message each):
+  host -> zygote  {"cmd": "spawn", "id": n, "config": {...}}  with fds [protocol, log write end, report]
+                  {"cmd": "kill", "id": n}
+  zygote -> host  {"ready": true, "pid": ...} once, at start
+Report pipe (one per call, written only by the zygote, so the child cannot forge it; length-prefixed JSON):
+  {"event": "forked"} then {"event": "exit", "exitcode": int, "timed_out": bool, "killed": bool}
+  where a negative exitcode is the signal that ended the child.
+"""
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import time
+
+from . import child, protocol
+
+# Imported once here so a handler's ``import json`` costs nothing in the child (copy-on-write after fork).
+PRELOAD = (
+    "base64", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "functools", "hashlib",
+    "itertools", "json", "math", "random", "re", "statistics", "string", "textwrap", "typing", "uuid",
+    "zoneinfo",
+)
+MAX_CONTROL_MESSAGE = 64 * 1024
+
+
+class _Call:
+    __slots__ = ("call_id", "pid", "pidfd", "report_fd", "deadline", "timed_out", "killed")
+
+    def __init__(self, call_id: int, pid: int, pidfd: int, report_fd: int, deadline: float):
+        self.call_id = call_id
+        self.pid = pid
+        self.pidfd = pidfd
+        self.report_fd = report_fd
+        self.deadline = deadline
+        self.timed_out = False
+        self.killed = False
+
+
+def _report(fd: int, message: dict) -> None:
+    try:
+        protocol.write_frame(fd, protocol.dumps(message))
+    except OSError:
+        pass  # the host stopped listening for this call (it already has the result, or gave up)
+
+
+def _kill_group(call: _Call) -> None:
+    # The child leads its own process group (setsid), so killing the group also ends whatever it started.
+    try:
+        signal.pidfd_send_signal(call.pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # already exited; waiting on the pidfd will collect it
+    try:
+        os.killpg(call.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # no group (the child died before setsid) or nothing left in it
+
+
+class Zygote:
+    """The fork server's state: the control socket and the children in flight."""
+
+    def __init__(self, ctrl: socket.socket):
+        self.ctrl = ctrl
+        self.poller = select.poll()
+        self.poller.register(ctrl.fileno(), select.POLLIN)
+        self.calls: dict[int, _Call] = {}  # by pidfd
+        self.by_id: dict[int, _Call] = {}
+
+    def serve(self) -> None:
+        """Run until the host closes the control socket."""
+        while True:
+            for fd, _ in self.poller.poll(self._poll_timeout_ms()):
+                if fd == self.ctrl.fileno():
+                    if not self._on_control():
+                        self._shutdown()
+                        return
+                else:
+                    self._on_exit(self.calls[fd])
+            self._enforce_deadlines()
+
+    def _poll_timeout_ms(self) -> int | None:
+        pending = [c.deadline for c in self.calls.values() if not c.timed_out and not c.killed]
+        if not pending:
+            return None
+        return max(0, int((min(pending) - time.monotonic()) * 1000) + 1)
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for call in list(self.calls.values()):
+            if not call.timed_out and not call.killed and now >= call.deadline:
+                call.timed_out = True
+                _kill_group(call)
+
+    def _on_control(self) -> bool:
+        msg, fds, _flags, _addr = socket.recv_fds(self.ctrl, MAX_CONTROL_MESSAGE, 3)
+        if not msg and not fds:
+            return False
+        try:
+            message = json.loads(msg)
+            if message.get("cmd") == "spawn" and len(fds) == 3:
+                self._spawn(message["id"], message["config"], *fds)
+                fds = []
+            elif message.get("cmd") == "kill":
+                call = self.by_id.get(message.get("id"))
+                if call is not None and not call.killed:
+                    call.killed = True
+                    _kill_group(call)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return True
+
+    def _spawn(self, call_id: int, config: dict, proto_fd: int, log_fd: int, report_fd: int) -> None:
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            os.close(proto_fd)
+            os.close(log_fd)
+            _report(report_fd, {"event": "fork_failed", "error": str(exc)})
+            os.close(report_fd)
+            return
+        if pid == 0:
+            try:
+                child.main(config, proto_fd, log_fd)
+            finally:
+                os._exit(child.EXIT_INTERNAL)
+        # Only the child may hold these: the host sees end of file when the child is gone.
+        os.close(proto_fd)
+        os.close(log_fd)
+        _report(report_fd, {"event": "forked"})
+        deadline = time.monotonic() + config["limits"]["timeout_ms"] / 1000
+        call = _Call(call_id, pid, os.pidfd_open(pid), report_fd, deadline)
+        self.calls[call.pidfd] = call
+        self.by_id[call_id] = call
+        self.poller.register(call.pidfd, select.POLLIN)
+
+    def _on_exit(self, call: _Call) -> None:
+        _, status = os.waitpid(call.pid, 0)
+        try:
+            os.killpg(call.pid, signal.SIGKILL)  # stragglers the child left in its group
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.poller.unregister(call.pidfd)
+        del self.calls[call.pidfd]
+        del self.by_id[call.call_id]
+        os.close(call.pidfd)
+        _report(call.report_fd, {"event": "exit", "exitcode": os.waitstatus_to_exitcode(status),
+                                 "timed_out": call.timed_out, "killed": call.killed})
+        os.close(call.report_fd)
+
+    def _shutdown(self) -> None:
+        for call in list(self.calls.values()):
+            _kill_group(call)
+
+
+def main(ctrl_fd: int) -> None:
+    """Zygote entry point (called by ``boot.py``)."""
+    # Python's C-locale coercion exports LC_CTYPE; the children must see an empty environment.
+    os.environ.clear()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides when we stop: it closes the socket
+    for name in PRELOAD:
+        __import__(name)
+    child.prepare()
+    ctrl = socket.socket(fileno=ctrl_fd)
+    ctrl.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    # Objects that exist now are never collected; freezing them stops the children's GC from touching (and
+    # so copying) the zygote's pages.
+    gc.freeze()
+    Zygote(ctrl).serve()

@@ -1,0 +1,96 @@
+"""Judging a call: a Transcript becomes an Outcome, or a HandlerFailed logged under its error id."""
+
+import logging
+import signal
+
+from .exceptions import HandlerFailed
+from .exchange import Transcript
+from .invocation import Invocation, Outcome
+from .runtime.protocol import EXIT_NO_MEMORY
+
+logger = logging.getLogger("apps_runtime.sandbox")
+
+# Kinds a child may report about itself. Trusting them is harmless: the child controls its own outcome anyway.
+_CHILD_KINDS = frozenset(
+    {"handler_error", "handler_resource_limit", "output_too_large", "sandbox_unavailable"}
+)
+# Deaths that mean "a limit was hit": SIGKILL without our timeout is the hard CPU limit or the OOM killer,
+# SIGSEGV is what CPython does when an allocation fails where it cannot raise MemoryError.
+_LIMIT_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGKILL, signal.SIGSEGV, signal.SIGXFSZ, signal.SIGBUS})
+_MAX_TRACE_CHARS = 16 * 1024
+_MAX_DETAIL_CHARS = 64 * 1024
+
+
+def _logs(t: Transcript) -> str:
+    text = t.log.decode("utf-8", errors="replace")
+    if t.log_dropped:
+        text += f"\n[log truncated: {t.log_dropped} more bytes dropped]\n"
+    return text
+
+
+def _text(value: object, limit: int) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _fail(
+    kind: str, invocation: Invocation, t: Transcript, *, trace: str = "", detail: str = ""
+) -> HandlerFailed:
+    failure = HandlerFailed(kind, trace=trace, logs=_logs(t))
+    level = logging.ERROR if kind == "sandbox_unavailable" or t.zygote_hung else logging.WARNING
+    logger.log(
+        level,
+        "Handler failed: error_id=%s kind=%s bundle=%s handler=%s duration_ms=%.1f data_calls=%d exit=%s\n%s",
+        failure.error_id, kind, invocation.bundle_dir, invocation.handler, t.duration_ms, t.data_calls,
+        t.exit, detail or trace,
+        extra={"error_id": failure.error_id, "handler_failure": kind},
+    )
+    return failure
+
+
+def _from_exit(invocation: Invocation, t: Transcript) -> HandlerFailed:
+    exit_info = t.exit or {}
+    if exit_info.get("event") == "fork_failed":
+        return _fail("sandbox_unavailable", invocation, t, detail=f"fork failed: {exit_info.get('error')}")
+    if exit_info.get("timed_out"):
+        detail = f"killed after {invocation.limits.timeout_ms} ms"
+        return _fail("handler_timeout", invocation, t, detail=detail)
+    code = exit_info.get("exitcode")
+    if isinstance(code, int) and code < 0 and -code in _LIMIT_SIGNALS:
+        detail = f"killed by {signal.Signals(-code).name}"
+        return _fail("handler_resource_limit", invocation, t, detail=detail)
+    if code == EXIT_NO_MEMORY:
+        return _fail("handler_resource_limit", invocation, t, detail="out of memory before reporting")
+    return _fail("handler_error", invocation, t, detail=f"exited with code {code} without a result")
+
+
+def unavailable(invocation: Invocation, detail: str) -> HandlerFailed:
+    """The failure for a call that could not be run at all (e.g. the zygote does not start)."""
+    return _fail("sandbox_unavailable", invocation, Transcript(), detail=detail)
+
+
+def judge(invocation: Invocation, t: Transcript) -> Outcome:
+    """Turn a transcript into the handler's Outcome.
+
+    Raises:
+        HandlerFailed: the handler did not produce a response.
+    """
+    if t.final is not None:
+        result, failure = t.final.get("result"), t.final.get("failure")
+        if isinstance(result, dict):
+            status = result.get("status")
+            if type(status) is int and 100 <= status <= 599:
+                return Outcome(status=status, body=result.get("body"), logs=_logs(t),
+                               duration_ms=t.duration_ms)
+        if isinstance(failure, dict) and failure.get("kind") in _CHILD_KINDS:
+            raise _fail(failure["kind"], invocation, t, trace=_text(failure.get("trace"), _MAX_TRACE_CHARS),
+                        detail=_text(failure.get("detail"), _MAX_DETAIL_CHARS))
+        raise _fail("handler_error", invocation, t, detail="malformed final frame")
+    if t.violation == "output_too_large":
+        raise _fail("output_too_large", invocation, t, detail=t.violation_detail)
+    if t.violation is not None:
+        raise _fail("handler_error", invocation, t, detail=f"protocol violation: {t.violation_detail}")
+    if t.zygote_hung:
+        raise _fail("handler_timeout", invocation, t, detail="no exit report by the backstop; zygote killed")
+    if t.exit is not None:
+        raise _from_exit(invocation, t)
+    raise _fail("sandbox_unavailable", invocation, t, detail="the zygote died during the call")

@@ -1,0 +1,209 @@
+"""The host side: concurrency, zygote failures, process-wide instance, and the no-Django rule."""
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import apps_runtime.sandbox
+from apps_runtime.sandbox import HandlerFailed, Invocation, Sandbox, SandboxLimits, get_sandbox
+
+from .bundles import refuse_data_calls, write_bundle
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+RUNTIME_DIR = Path(apps_runtime.sandbox.__file__).parent / "runtime"
+ECHO = "def handle(request):\n    return {'echo': request.body}\n"
+
+
+@pytest.fixture
+def own_sandbox(tmp_path):
+    """A Sandbox of the test's own, for tests that break its zygote."""
+    box = Sandbox(scratch_root=str(tmp_path / "scratch"))
+    yield box
+    box.close()
+
+
+def echo_invocation(bundle_dir, body=None, **limits) -> Invocation:
+    write_bundle(bundle_dir, {"server/echo.py": ECHO})
+    return Invocation(str(bundle_dir), "server/echo.py", {"body": body or {}}, SandboxLimits(**limits))
+
+
+def test_concurrent_calls_each_get_their_own_answer(sandbox, bundle_dir):
+    write_bundle(
+        bundle_dir,
+        {
+            "server/h.py": """
+        def handle(request):
+            got = request.records.get("cases", request.body["n"])
+            return {"n": request.body["n"], "got": got, "printed": print(request.body["n"])}
+    """
+        },
+    )
+
+    def call(n: int):
+        def broker(op, args):
+            assert threading.current_thread().name == caller
+            return {"for": args["id"]}
+
+        caller = threading.current_thread().name
+        outcome = sandbox.run(
+            Invocation(str(bundle_dir), "server/h.py", {"body": {"n": n}}, SandboxLimits()), broker
+        )
+        return outcome.body, outcome.logs
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(call, range(48)))
+
+    assert results == [({"n": n, "got": {"for": n}, "printed": None}, f"{n}\n") for n in range(48)]
+
+
+def test_a_timeout_does_not_disturb_concurrent_calls(sandbox, bundle_dir, tmp_path):
+    spin_dir = tmp_path / "spin"
+    write_bundle(spin_dir, {"h.py": "def handle(request):\n    while True:\n        pass\n"})
+
+    invocations = [echo_invocation(bundle_dir, {"i": i}) for i in range(20)]
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        spin = Invocation(str(spin_dir), "h.py", {}, SandboxLimits(timeout_ms=500))
+        spinning = pool.submit(sandbox.run, spin, refuse_data_calls)
+        answers = [pool.submit(sandbox.run, invocation, refuse_data_calls) for invocation in invocations]
+        assert [a.result().body for a in answers] == [{"echo": {"i": i}} for i in range(20)]
+        with pytest.raises(HandlerFailed) as failed:
+            spinning.result()
+
+    assert failed.value.kind == "handler_timeout"
+
+
+def test_zygote_killed_externally_is_replaced_on_the_next_call(own_sandbox, bundle_dir):
+    own_sandbox.run(echo_invocation(bundle_dir), refuse_data_calls)
+    first_zygote = own_sandbox.zygote_pid
+
+    os.kill(first_zygote, signal.SIGKILL)
+    outcome = own_sandbox.run(echo_invocation(bundle_dir, {"after": "kill"}), refuse_data_calls)
+
+    assert outcome.body == {"echo": {"after": "kill"}}
+    assert own_sandbox.zygote_pid != first_zygote
+
+
+def test_zygote_dying_mid_call_fails_that_call_as_unavailable(own_sandbox, bundle_dir):
+    write_bundle(
+        bundle_dir,
+        {
+            "h.py": """
+        import os, signal
+
+        def handle(request):
+            request.records.get("cases", "1")  # a data call happened: the call must not be retried
+            os.kill(os.getppid(), signal.SIGKILL)
+            while True:
+                pass
+    """
+        },
+    )
+
+    with pytest.raises(HandlerFailed) as failed:
+        own_sandbox.run(Invocation(str(bundle_dir), "h.py", {}, SandboxLimits()), lambda op, args: {})
+
+    assert failed.value.kind == "sandbox_unavailable"
+    assert own_sandbox.run(echo_invocation(bundle_dir), refuse_data_calls).body == {"echo": {}}
+
+
+def test_unresponsive_zygote_is_killed_at_the_backstop_and_replaced(own_sandbox, bundle_dir):
+    own_sandbox.run(echo_invocation(bundle_dir), refuse_data_calls)
+    stuck = own_sandbox.zygote_pid
+    os.kill(stuck, signal.SIGSTOP)
+
+    started = time.monotonic()
+    with pytest.raises(HandlerFailed) as failed:
+        own_sandbox.run(echo_invocation(bundle_dir, timeout_ms=200), refuse_data_calls)
+
+    assert failed.value.kind == "handler_timeout"
+    assert time.monotonic() - started < 3.0
+    assert own_sandbox.run(echo_invocation(bundle_dir), refuse_data_calls).body == {"echo": {}}
+    assert own_sandbox.zygote_pid != stuck
+    with pytest.raises(ProcessLookupError):
+        os.kill(stuck, 0)
+
+
+def test_close_stops_the_zygote_and_removes_the_scratch_root(bundle_dir):
+    box = Sandbox()
+    box.run(echo_invocation(bundle_dir), refuse_data_calls)
+    zygote, scratch_root = box.zygote_pid, box._scratch_root
+
+    box.close()
+
+    with pytest.raises(ProcessLookupError):
+        os.kill(zygote, 0)
+    assert not os.path.exists(scratch_root)
+    with pytest.raises(RuntimeError):
+        box.run(echo_invocation(bundle_dir), refuse_data_calls)
+
+
+def test_unstartable_zygote_fails_calls_as_unavailable(tmp_path, bundle_dir):
+    box = Sandbox(python=str(tmp_path / "no-such-python"))
+    try:
+        with pytest.raises(HandlerFailed) as failed:
+            box.run(echo_invocation(bundle_dir), refuse_data_calls)
+    finally:
+        box.close()
+
+    assert failed.value.kind == "sandbox_unavailable"
+
+
+def test_get_sandbox_is_one_instance_per_process():
+    first = get_sandbox()
+    assert get_sandbox() is first
+
+    pid = os.fork()
+    if pid == 0:  # the forked process must not use the parent's zygote
+        child_box = get_sandbox()
+        fresh = child_box is not first and get_sandbox() is child_box
+        child_box.close()
+        os._exit(0 if fresh else 1)
+    _, status = os.waitpid(pid, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_importing_the_sandbox_imports_nothing_from_django_or_the_platform():
+    script = (
+        "import sys, apps_runtime.sandbox\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+        "             {'django', 'rest_framework', 'tenants', 'mcp_gateway', 'lowcode_platform'})\n"
+        "ours = sorted(m for m in sys.modules if getattr(sys.modules[m], '__file__', None)\n"
+        f"             and sys.modules[m].__file__.startswith({str(REPO_ROOT)!r} + '/')\n"
+        "             and not sys.modules[m].__file__.startswith(sys.prefix + '/')\n"
+        "             and m != 'apps_runtime' and not m.startswith('apps_runtime.sandbox'))\n"
+        "print(bad, ours)\n"
+        "assert not bad and not ours\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "lowcode_platform.settings"},
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_child_side_runtime_uses_only_the_standard_library():
+    for path in RUNTIME_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            assert all(root in sys.stdlib_module_names for root in roots), (path.name, roots)
