@@ -1,4 +1,8 @@
-"""The one ASGI app: the MCP gateway at /t/<tenant>/mcp, Django for everything else."""
+"""The one ASGI app: the MCP gateway at /t/<tenant>/mcp, Django for everything else.
+
+Django cannot take the lifespan scope, so this router owns it and runs the gateway's session
+manager (and its change notifier) for the life of the process.
+"""
 
 import os
 
@@ -8,15 +12,23 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
+from mcp_gateway.http import Gateway  # noqa: E402  (needs Django set up)
+
+gateway = Gateway()
+
+
+async def _lifespan(receive, send) -> None:
+    await receive()  # lifespan.startup
+    async with gateway.lifespan():
+        await send({"type": "lifespan.startup.complete"})
+        await receive()  # lifespan.shutdown
+    await send({"type": "lifespan.shutdown.complete"})
+
 
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
-        # Django cannot take the lifespan scope; acknowledge it here.
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-    await django_app(scope, receive, send)
+        await _lifespan(receive, send)
+    elif scope["type"] == "http" and gateway.handles(scope["path"]):
+        await gateway(scope, receive, send)
+    else:
+        await django_app(scope, receive, send)

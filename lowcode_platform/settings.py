@@ -175,3 +175,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# MCP transport: stateful sessions carry list_changed notifications to handshake-era clients;
+# set MCP_STATELESS=true behind a load balancer without sticky sessions.
+MCP_STATELESS = _env_bool("MCP_STATELESS", False)
+MCP_NOTIFY_INTERVAL_SECONDS = float(os.environ.get("MCP_NOTIFY_INTERVAL_SECONDS") or 1.0)

@@ -9,4 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("tenants.api.urls")),
+    path("api/", include("apps_runtime.api.urls")),
+    path("api/", include("mcp_gateway.api.urls")),
+    path("", include("apps_runtime.urls")),
 ]

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
+from tenants.exceptions import InvalidToken
 from tenants.models import ApiToken, Membership, Tenant
+from tenants.tokens import verify_token
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,15 @@ def caller_for(
         token_id=token.pk if token else None,
         read_only=bool(token and token.read_only),
     )
+
+
+def caller_for_token(tenant: Tenant, raw: str) -> Caller:
+    """The caller a bearer token proves in ``tenant``.
+
+    Raises:
+        InvalidToken: the token is bad, or was issued for another tenant.
+    """
+    token = verify_token(raw)
+    if token.tenant_id != tenant.pk:
+        raise InvalidToken("issued for another tenant")
+    return caller_for(tenant, token.user, token)

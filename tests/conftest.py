@@ -41,3 +41,29 @@ def make_token(db):
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def deploy(db):
+    """Deploy a manifest (defaults: the test app) with its handler files into a tenant."""
+    from apps_runtime.deploy import deploy_bundle
+    from apps_runtime.manifest import bundle_from_mapping
+    from tests.support.apps import HANDLERS, cases_manifest
+
+    def run(tenant: Tenant, manifest: dict | None = None, files: dict | None = None):
+        bundle = bundle_from_mapping(manifest or cases_manifest(), files or HANDLERS)
+        return deploy_bundle(tenant, bundle, acting_user=None)
+
+    return run
+
+
+@pytest.fixture
+def acme(make_tenant, make_member):
+    """Tenant acme with a reader, a writer, a member without roles, an admin and a superuser."""
+    tenant = make_tenant("acme")
+    make_member(tenant, "reader", roles=["case_reader"])
+    make_member(tenant, "writer", roles=["case_writer"])
+    make_member(tenant, "member")
+    make_member(tenant, "admin", roles=["case_writer"], admin=True)
+    actions.add_member(tenant, "root", superuser=True, acting_user=None)
+    return tenant

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from apps_runtime.api import views
+
+urlpatterns = [
+    path("schema/manifest.json", views.manifest_schema, name="manifest-schema"),
+    path("tenants/<str:slug>/apps", views.AppListView.as_view(), name="tenant-apps"),
+    path(
+        "tenants/<str:slug>/apps/<str:app>/versions", views.AppVersionListView.as_view(), name="app-versions"
+    ),
+    path("tenants/<str:slug>/errors/<str:error_id>", views.HandlerErrorView.as_view(), name="handler-error"),
+]

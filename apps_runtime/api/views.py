@@ -1,0 +1,102 @@
+"""App API: deploy bundles, list apps with their versions and tools, read handler errors."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from django.http import JsonResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps_runtime.api.serializers import (
+    AppSerializer,
+    AppVersionSerializer,
+    DeployJsonSerializer,
+    HandlerErrorSerializer,
+)
+from apps_runtime.deploy import deploy_bundle
+from apps_runtime.manifest import DeployRejected, bundle_from_mapping, read_bundle_bytes
+from apps_runtime.manifest.schema import MANIFEST_SCHEMA
+from apps_runtime.models import App, AppVersion, HandlerError, Tool
+from tenants.api.views import TenantAPIView
+
+
+def _rejected(rejected: DeployRejected) -> Response:
+    return Response(
+        {
+            "code": "deploy_rejected",
+            "problems": [{"pointer": p.pointer, "message": p.message} for p in rejected.problems],
+            "warnings": [str(w) for w in rejected.warnings],
+        },
+        status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+    )
+
+
+class AppListView(TenantAPIView):
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(responses=AppSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        tools = Prefetch(
+            "tools",
+            queryset=Tool.objects.for_tenant(self.tenant).order_by("position"),
+            to_attr="active_tools",
+        )
+        apps = App.objects.for_tenant(self.tenant).select_related("active_version").prefetch_related(tools)
+        return Response(AppSerializer(apps, many=True).data)
+
+    @extend_schema(
+        request={"application/json": DeployJsonSerializer, "multipart/form-data": {"type": "object"}},
+        responses={201: AppSerializer},
+        description="Deploy a bundle: a .zip in the `bundle` form field, or JSON with manifest and files.",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        try:
+            upload = request.FILES.get("bundle")
+            if upload is not None:
+                bundle = read_bundle_bytes(upload.read())
+            else:
+                serializer = DeployJsonSerializer(data=request.data)
+                serializer.is_valid(raise_exception=True)
+                bundle = bundle_from_mapping(
+                    serializer.validated_data["manifest"], serializer.validated_data["files"]
+                )
+            result = deploy_bundle(self.tenant, bundle, acting_user=request.user)
+        except DeployRejected as rejected:
+            return _rejected(rejected)
+        result.app.active_tools = list(
+            Tool.objects.for_tenant(self.tenant).filter(app=result.app).order_by("position")
+        )
+        body = AppSerializer(result.app).data
+        body["warnings"] = [str(w) for w in result.warnings]
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class AppVersionListView(TenantAPIView):
+    @extend_schema(responses=AppVersionSerializer(many=True))
+    def get(self, request: Request, slug: str, app: str) -> Response:
+        versions = AppVersion.objects.for_tenant(self.tenant).filter(app__name=app).order_by("-number")
+        return Response(AppVersionSerializer(versions, many=True).data)
+
+
+class HandlerErrorView(TenantAPIView):
+    @extend_schema(responses=HandlerErrorSerializer)
+    def get(self, request: Request, slug: str, error_id: str) -> Response:
+        error = (
+            HandlerError.objects.for_tenant(self.tenant)
+            .select_related("app")
+            .filter(error_id=error_id)
+            .first()
+        )
+        if error is None:
+            return Response(
+                {"code": "not_found", "detail": "no such error id"}, status=status.HTTP_404_NOT_FOUND
+            )
+        return Response(HandlerErrorSerializer(error).data)
+
+
+def manifest_schema(request) -> JsonResponse:
+    """The JSON Schema of app.json, for editors."""
+    return JsonResponse(MANIFEST_SCHEMA, json_dumps_params={"indent": 2})

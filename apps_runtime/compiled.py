@@ -1,0 +1,73 @@
+"""An app version's manifest compiled once: auth expressions, routes, collection validators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from apps_runtime.auth_expr import AuthExpr, parse_auth
+from apps_runtime.manifest import defaults
+from apps_runtime.models import AppVersion
+from apps_runtime.routes import RouteTable
+
+
+@dataclass(frozen=True)
+class Collection:
+    name: str
+    read: AuthExpr
+    write: AuthExpr
+    validator: Validator
+
+
+@dataclass(frozen=True)
+class CompiledVersion:
+    version_id: int
+    app_name: str
+    number: int
+    access: AuthExpr
+    routes: RouteTable
+    collections: dict[str, Collection]
+
+
+def _validator_for(schema: dict) -> Validator:
+    cls = validator_for(schema, default=Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVersion:
+    """Compile a manifest that the deploy validator accepted."""
+    collections = {}
+    for name, spec in (manifest.get("collections") or {}).items():
+        collections[name] = Collection(
+            name=name,
+            read=parse_auth(defaults.collection_read(spec)),
+            write=parse_auth(defaults.collection_write(spec)),
+            validator=_validator_for(spec.get("schema") or {"type": "object"}),
+        )
+    return CompiledVersion(
+        version_id=version_id,
+        app_name=manifest["name"],
+        number=number,
+        access=parse_auth(defaults.app_access(manifest)),
+        routes=RouteTable(manifest.get("routes") or {}),
+        collections=collections,
+    )
+
+
+_MAX_CACHED = 4096
+_cache: dict[tuple[int, str], CompiledVersion] = {}
+
+
+def compiled_version(version: AppVersion) -> CompiledVersion:
+    """The compiled form of ``version``; versions are immutable, so it is cached per process."""
+    key = (version.pk, version.content_hash)
+    compiled = _cache.get(key)
+    if compiled is None:
+        compiled = compile_manifest(version.pk, version.number, version.manifest)
+        if len(_cache) >= _MAX_CACHED:
+            _cache.clear()
+        _cache[key] = compiled
+    return compiled

@@ -1,0 +1,211 @@
+"""Deploy, roll back and undeploy apps: atomic, versioned, and refused with every problem listed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps_runtime.bundles import pack_files, unpack_files
+from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults, validate_manifest
+from apps_runtime.manifest.problems import pointer
+from apps_runtime.models import App, AppVersion, Tool
+from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
+from tenants.actions import bump_state_version
+from tenants.models import Tenant
+
+
+@dataclass(frozen=True)
+class DeployResult:
+    app: App
+    version: AppVersion
+    tools: list[tuple[str, str]]  # (tool name, wire name) in manifest order
+    warnings: list[Problem]
+
+
+def builtin_wire_names(tenant: Tenant) -> dict[str, str]:
+    """Wire name -> built-in tool, for this tenant."""
+    limit = settings.MCP_WIRE_NAME_LIMIT
+    return {builtin_wire_name(tenant.mcp_prefix, b, limit=limit): b for b in BUILTIN_TOOLS}
+
+
+def _planned_tools(tenant: Tenant, manifest: dict) -> list[tuple[int, dict, str]]:
+    limit = settings.MCP_WIRE_NAME_LIMIT
+    tools = (manifest.get("mcp") or {}).get("tools") or []
+    return [
+        (i, t, wire_name(tenant.mcp_prefix, manifest["name"], t["name"], limit=limit))
+        for i, t in enumerate(tools)
+    ]
+
+
+def _name_problems(tenant: Tenant, app_name: str, planned: list[tuple[int, dict, str]]) -> list[Problem]:
+    """Every wire name of the deploy that is already held, with its holder named."""
+    builtins = builtin_wire_names(tenant)
+    held = {
+        row["wire_name"]: f"tool '{row['name']}' of app '{row['app__name']}'"
+        for row in Tool.objects.for_tenant(tenant)
+        .filter(wire_name__in=[w for _, _, w in planned])
+        .exclude(app__name=app_name)
+        .values("wire_name", "name", "app__name")
+    }
+    problems, seen = [], {}
+    for index, tool, wire in planned:
+        at = pointer("mcp", "tools", index, "name")
+        holder = None
+        if wire in builtins:
+            holder = f"built-in tool '{builtins[wire]}'"
+        elif wire in held:
+            holder = held[wire]
+        elif wire in seen:
+            holder = f"tool '{seen[wire]}' of this app"
+        if holder:
+            problems.append(Problem(at, f"wire name '{wire}' is already taken by {holder}; rename the tool"))
+        seen.setdefault(wire, tool["name"])
+    return problems
+
+
+def _tool_descriptor(manifest: dict, tool: dict) -> dict:
+    route_spec = manifest["routes"][tool["route"]]
+    return {
+        "title": tool.get("title"),
+        "description": tool["description"],
+        "inputSchema": tool["inputSchema"],
+        "outputSchema": tool.get("outputSchema"),
+        "annotations": tool.get("annotations") or {},
+        "route": tool["route"],
+        "routeAuth": route_spec["auth"],
+        "access": defaults.app_access(manifest),
+    }
+
+
+def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple[int, dict, str]]) -> None:
+    """Point the app at ``version`` and replace its tool rows (inside the caller's transaction)."""
+    Tool.objects.for_tenant(app.tenant_id).filter(app=app).delete()
+    Tool.objects.bulk_create(
+        Tool(
+            tenant_id=app.tenant_id,
+            app=app,
+            version=version,
+            name=tool["name"],
+            wire_name=wire,
+            position=index,
+            route_key=tool["route"],
+            descriptor=_tool_descriptor(manifest, tool),
+        )
+        for index, tool, wire in planned
+    )
+    app.active_version = version
+    app.updated_at = timezone.now()
+    app.save(update_fields=["active_version", "updated_at"])
+
+
+def _locked_app(tenant: Tenant, name: str) -> App:
+    app, _ = App.objects.for_tenant(tenant).get_or_create(tenant=tenant, name=name)
+    return App.objects.for_tenant(tenant).select_for_update().get(pk=app.pk)
+
+
+def _commit_or_reject(tenant: Tenant, app_name: str, planned, work) -> object:
+    """Run ``work`` atomically; a lost race for a wire name becomes the same refusal as a plain clash."""
+    try:
+        with transaction.atomic():
+            result = work()
+            bump_state_version(tenant)
+            return result
+    except IntegrityError as err:
+        problems = _name_problems(tenant, app_name, planned)
+        if not problems:
+            raise
+        raise DeployRejected(problems) from err
+
+
+def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUser | None) -> DeployResult:
+    """Validate and deploy a bundle as a new version of its app, switching to it at once.
+
+    Raises:
+        DeployRejected: every problem of the manifest, or a wire name taken by another holder.
+    """
+    warnings = validate_manifest(bundle.manifest, set(bundle.files))
+    manifest = bundle.manifest
+    planned = _planned_tools(tenant, manifest)
+    problems = _name_problems(tenant, manifest["name"], planned)
+    if problems:
+        raise DeployRejected(problems, warnings=warnings)
+    archive, digest = pack_files(bundle.files)
+
+    def work() -> DeployResult:
+        app = _locked_app(tenant, manifest["name"])
+        number = (
+            AppVersion.objects.for_tenant(tenant).filter(app=app).aggregate(n=Max("number"))["n"] or 0
+        ) + 1
+        version = AppVersion.objects.create(
+            tenant=tenant,
+            app=app,
+            number=number,
+            manifest=manifest,
+            bundle=archive,
+            content_hash=digest,
+            warnings=[str(w) for w in warnings],
+            created_by=acting_user,
+        )
+        _activate(app, version, manifest, planned)
+        return DeployResult(app, version, [(t["name"], w) for _, t, w in planned], warnings)
+
+    return _commit_or_reject(tenant, manifest["name"], planned, work)
+
+
+def rollback_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser | None) -> DeployResult:
+    """Switch an app back to the version before its active one.
+
+    Raises:
+        DeployRejected: no such app, no earlier version, or its wire names are now taken.
+    """
+    app = App.objects.for_tenant(tenant).select_related("active_version").filter(name=app_name).first()
+    if app is None or app.active_version is None:
+        raise DeployRejected([Problem("/name", f"no deployed app '{app_name}' to roll back")])
+    previous = (
+        AppVersion.objects.for_tenant(tenant)
+        .filter(app=app, number__lt=app.active_version.number)
+        .order_by("-number")
+        .first()
+    )
+    if previous is None:
+        raise DeployRejected(
+            [Problem("/name", f"app '{app_name}' has no version before v{app.active_version.number}")]
+        )
+    planned = _planned_tools(tenant, previous.manifest)
+    problems = _name_problems(tenant, app_name, planned)
+    if problems:
+        raise DeployRejected(problems)
+
+    def work() -> DeployResult:
+        locked = _locked_app(tenant, app_name)
+        _activate(locked, previous, previous.manifest, planned)
+        return DeployResult(locked, previous, [(t["name"], w) for _, t, w in planned], [])
+
+    return _commit_or_reject(tenant, app_name, planned, work)
+
+
+def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser | None) -> App:
+    """Stop serving an app: its routes and tools go away; versions and records are kept.
+
+    Raises:
+        DeployRejected: no such deployed app.
+    """
+    with transaction.atomic():
+        app = App.objects.for_tenant(tenant).select_for_update().filter(name=app_name).first()
+        if app is None or app.active_version_id is None:
+            raise DeployRejected([Problem("/name", f"no deployed app '{app_name}'")])
+        Tool.objects.for_tenant(tenant).filter(app=app).delete()
+        app.active_version = None
+        app.updated_at = timezone.now()
+        app.save(update_fields=["active_version", "updated_at"])
+        bump_state_version(tenant)
+    return app
+
+
+def version_files(version: AppVersion) -> dict[str, bytes]:
+    return unpack_files(bytes(version.bundle))

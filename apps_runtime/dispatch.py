@@ -1,0 +1,206 @@
+"""The one entry point that runs an app route as a caller.
+
+The front-end view and the MCP gateway both call ``run_route``, so the checks and the behaviour of
+a route cannot drift between the two paths.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from apps_runtime.auth_expr import AuthExpr
+from apps_runtime.bundles import bundle_dir
+from apps_runtime.compiled import CompiledVersion, compiled_version
+from apps_runtime.exceptions import (
+    AppNotFound,
+    AuthenticationRequired,
+    PermissionDenied,
+    RequestTooLarge,
+    RouteNotFound,
+)
+from apps_runtime.models import App, AppVersion, HandlerError
+from apps_runtime.records import RecordsScope
+from apps_runtime.routes import Route
+from apps_runtime.sandbox import HandlerFailed, Invocation, SandboxLimits, get_sandbox
+from apps_runtime.sandbox import RequestTooLarge as SandboxRequestTooLarge
+from apps_runtime.sandbox_broker import make_broker
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+logger = logging.getLogger("apps_runtime.dispatch")
+
+FAILURE_STATUS = {
+    "handler_error": 500,
+    "handler_timeout": 504,
+    "handler_resource_limit": 500,
+    "output_too_large": 502,
+    "sandbox_unavailable": 503,
+}
+FAILURE_TITLE = {
+    "handler_error": "The handler failed",
+    "handler_timeout": "The handler timed out",
+    "handler_resource_limit": "The handler exceeded a resource limit",
+    "output_too_large": "The handler's response was too large",
+    "sandbox_unavailable": "No sandbox was available to run the handler",
+}
+
+
+@dataclass(frozen=True)
+class LoadedApp:
+    """An app with its active version, compiled."""
+
+    app: App
+    version: AppVersion
+    compiled: CompiledVersion
+
+
+@dataclass
+class RouteResult:
+    status: int
+    body: Any
+    error_id: str | None = None
+    error_code: str | None = None
+    logs: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.error_id is not None
+
+
+def load_app(tenant: Tenant, name: str) -> LoadedApp:
+    """The tenant's app ``name`` with its active version.
+
+    Raises:
+        AppNotFound: no such app, or it is undeployed.
+    """
+    app = App.objects.for_tenant(tenant).select_related("active_version").filter(name=name).first()
+    if app is None or app.active_version is None:
+        raise AppNotFound(name)
+    return LoadedApp(app=app, version=app.active_version, compiled=compiled_version(app.active_version))
+
+
+def check_route_access(loaded: LoadedApp, route: Route, caller: Caller, *, internal: bool = False) -> None:
+    """Refuse a caller who may not run ``route``: the app's ``access``, then the route's ``auth``.
+
+    Raises:
+        RouteNotFound: the route is internal and this is not an internal call.
+        AuthenticationRequired: an anonymous caller on a route that is not public.
+        PermissionDenied: the caller lacks the roles.
+    """
+    if route.auth.kind == "internal":
+        if not internal:
+            raise RouteNotFound(route.path)
+        return
+    if may_use_route(loaded.compiled.access, route.auth, caller):
+        return
+    if not caller.is_authenticated:
+        raise AuthenticationRequired()
+    raise PermissionDenied("you may not use this route")
+
+
+def may_use_route(access: AuthExpr, route_auth: AuthExpr, caller: Caller) -> bool:
+    """The rule for reaching a route from outside: public routes, else the app's access and the route's auth.
+
+    The MCP catalog asks this same question to decide which tools a caller sees.
+    """
+    if route_auth.kind == "internal":
+        return False
+    if route_auth.kind == "public":
+        return True
+    return access.allows(caller) and route_auth.allows(caller)
+
+
+def effective_timeout_ms(route: Route) -> int:
+    wanted = route.timeout_ms or settings.SANDBOX_DEFAULT_TIMEOUT_MS
+    return max(settings.SANDBOX_MIN_TIMEOUT_MS, min(wanted, settings.SANDBOX_MAX_TIMEOUT_MS))
+
+
+def sandbox_limits(route: Route) -> SandboxLimits:
+    return SandboxLimits(
+        timeout_ms=effective_timeout_ms(route),
+        memory_mb=settings.SANDBOX_MEMORY_MB,
+        max_request_bytes=settings.SANDBOX_MAX_REQUEST_BYTES,
+        max_response_bytes=settings.SANDBOX_MAX_RESPONSE_BYTES,
+        max_log_bytes=settings.SANDBOX_MAX_LOG_BYTES,
+        max_data_calls=settings.SANDBOX_MAX_DATA_CALLS,
+    )
+
+
+def run_route(
+    loaded: LoadedApp,
+    route: Route,
+    caller: Caller,
+    *,
+    body: dict | None = None,
+    query: dict | None = None,
+    params: dict | None = None,
+    tool: dict | None = None,
+    internal: bool = False,
+) -> RouteResult:
+    """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
+
+    Raises:
+        RouteNotFound, AuthenticationRequired, PermissionDenied: the caller may not run it.
+        RequestTooLarge: the request is over the platform's limit.
+    """
+    check_route_access(loaded, route, caller, internal=internal)
+    request = {
+        "method": route.method,
+        "path": route.path,
+        "body": body or {},
+        "query": query or {},
+        "params": params or {},
+        "tool": tool,
+        "user": caller.as_handler_user(),
+    }
+    scope = RecordsScope(
+        tenant_id=loaded.app.tenant_id, app_id=loaded.app.pk, compiled=loaded.compiled, caller=caller
+    )
+    invocation = Invocation(
+        bundle_dir=str(bundle_dir(loaded.version)),
+        handler=route.handler,
+        request=request,
+        limits=sandbox_limits(route),
+    )
+    try:
+        outcome = get_sandbox().run(invocation, make_broker(scope))
+    except SandboxRequestTooLarge as err:
+        raise RequestTooLarge("the request is too large for a handler") from err
+    except HandlerFailed as failure:
+        return _failure_result(loaded, route, caller, failure)
+    return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs)
+
+
+def _failure_result(loaded: LoadedApp, route: Route, caller: Caller, failure: HandlerFailed) -> RouteResult:
+    HandlerError.objects.create(
+        tenant_id=loaded.app.tenant_id,
+        app=loaded.app,
+        version_number=loaded.version.number,
+        error_id=failure.error_id,
+        kind=failure.kind,
+        route_key=route.key,
+        caller=caller.username or "",
+        trace=failure.trace,
+        logs=failure.logs,
+    )
+    status = FAILURE_STATUS.get(failure.kind, 500)
+    body = {
+        "type": f"about:blank#{failure.kind}",
+        "title": FAILURE_TITLE.get(failure.kind, "The handler failed"),
+        "status": status,
+        "code": failure.kind,
+        "errorId": failure.error_id,
+    }
+    return RouteResult(
+        status=status,
+        body=body,
+        error_id=failure.error_id,
+        error_code=failure.kind,
+        logs=failure.logs,
+        headers={"X-Error-Id": failure.error_id},
+    )

@@ -1,0 +1,56 @@
+"""The platform side of a handler's data calls: op names to permission-checked actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from apps_runtime import records
+from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
+from apps_runtime.records import RecordsScope
+from apps_runtime.sandbox import BrokerError
+
+Broker = Callable[[str, dict], Any]
+
+
+def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
+    return {
+        "records.query": lambda a: records.query_records(
+            scope,
+            a.get("collection"),
+            where=a.get("where"),
+            order_by=a.get("order_by"),
+            limit=a.get("limit", 50),
+            cursor=a.get("cursor"),
+        ),
+        "records.get": lambda a: records.get_record(scope, a.get("collection"), a.get("id")),
+        "records.create": lambda a: records.create_record(scope, a.get("collection"), a.get("data")),
+        "records.update": lambda a: records.update_record(
+            scope, a.get("collection"), a.get("id"), a.get("data")
+        ),
+        "records.delete": lambda a: records.delete_record(scope, a.get("collection"), a.get("id")),
+    }
+
+
+def make_broker(scope: RecordsScope) -> Broker:
+    """A broker bound to one invocation's tenant, app and caller: the pipe's capability."""
+    ops = _records_ops(scope)
+
+    def broker(op: str, args: dict) -> Any:
+        handler = ops.get(op)
+        if handler is None:
+            raise BrokerError("invalid", f"unknown operation '{op}'")
+        if not isinstance(args, dict):
+            raise BrokerError("invalid", "arguments must be an object")
+        try:
+            return handler(args)
+        except RecordNotFound as err:
+            raise BrokerError("not_found", err.message) from err
+        except PermissionDenied as err:
+            raise BrokerError("permission_denied", err.message) from err
+        except RecordInvalid as err:
+            raise BrokerError("invalid", err.message) from err
+        except RuntimeDomainError as err:
+            raise BrokerError("invalid", err.message) from err
+
+    return broker
