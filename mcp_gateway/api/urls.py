@@ -1,0 +1,7 @@
+from django.urls import path
+
+from mcp_gateway.api import views
+
+urlpatterns = [
+    path("tenants/<str:slug>/audit", views.ToolCallAuditView.as_view(), name="tenant-audit"),
+]

@@ -1,0 +1,57 @@
+"""Who is calling the MCP endpoint: the tenant from the path, the caller from the bearer token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mcp.types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from mcp_gateway.exceptions import GatewayRefused
+from tenants.api.authentication import bearer_token
+from tenants.callers import Caller, caller_for_token
+from tenants.exceptions import InvalidToken
+from tenants.models import Tenant
+
+GATEWAY_SCOPE_KEY = "lcp.gateway"
+MCP_OFF = "The MCP server is switched off for this tenant (setting mcpServer)."
+
+
+@dataclass(frozen=True)
+class GatewayRequest:
+    """The tenant (loaded fresh for this HTTP request) and the caller it authenticated."""
+
+    tenant: Tenant
+    caller: Caller
+
+
+def authenticate(slug: str, authorization: str) -> GatewayRequest:
+    """Resolve the tenant and the caller of one MCP HTTP request.
+
+    Raises:
+        GatewayRefused: 404 for an unknown tenant or a switched-off endpoint; 401 for a missing,
+            malformed, expired, revoked or other tenant's token.
+    """
+    tenant = Tenant.objects.filter(slug=slug).first()
+    if tenant is None:
+        raise GatewayRefused(404, "Unknown tenant.")
+    if not tenant.setting("mcpServer"):
+        raise GatewayRefused(404, MCP_OFF)
+    raw = bearer_token(authorization)
+    if raw is None:
+        raise GatewayRefused(401, "Authorization: Bearer <token> is required.")
+    try:
+        caller = caller_for_token(tenant, raw)
+    except InvalidToken as err:
+        raise GatewayRefused(401, "The token is invalid, expired, revoked or for another tenant.") from err
+    return GatewayRequest(tenant=tenant, caller=caller)
+
+
+def gateway_request(ctx: ServerRequestContext) -> GatewayRequest:
+    """The authenticated request an MCP handler serves (set on the ASGI scope by ``http.py``)."""
+    request = ctx.request
+    found = request.scope.get(GATEWAY_SCOPE_KEY) if request is not None else None
+    if found is None:  # only reachable if the server were mounted without the auth layer
+        raise MCPError(types.INVALID_REQUEST, "Not authenticated")
+    return found

@@ -1,0 +1,162 @@
+"""The per-caller tool catalog: built once per tenant change, filtered per caller, in a fixed order.
+
+A tenant's catalog (descriptors as SDK ``Tool`` objects, compiled argument validators, the auth
+rules of each tool's app and route) is cached per process under the tenant's ``state_version``.
+Every deploy, setting or membership change bumps that version in the database, so any process
+sees the change on its next request without a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import mcp.types as types
+from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from apps_runtime.auth_expr import AuthExpr, parse_auth
+from apps_runtime.deploy import builtin_wire_names
+from apps_runtime.dispatch import may_use_route
+from apps_runtime.models import Tool
+from mcp_gateway.builtin_specs import BUILTIN_SPECS
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    wire_name: str
+    tool: types.Tool
+    validator: Validator
+    read_only: bool
+    builtin: str | None = None  # the built-in's name, or None for an app tool
+    app_name: str | None = None
+    route_key: str | None = None
+    access: AuthExpr | None = None
+    route_auth: AuthExpr | None = None
+    output_validator: Validator | None = None
+
+    def visible_to(self, caller: Caller) -> bool:
+        if caller.read_only and not self.read_only:
+            return False
+        if self.builtin is not None:
+            return caller.is_member or caller.is_superuser
+        return may_use_route(self.access, self.route_auth, caller)
+
+
+@dataclass
+class TenantCatalog:
+    """Every tool of one tenant at one state version."""
+
+    tenant_id: int
+    state_version: int
+    entries: list[CatalogEntry]
+    by_name: dict[str, CatalogEntry] = field(init=False)
+    _visible: dict[tuple, list[CatalogEntry]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {entry.wire_name: entry for entry in self.entries}
+
+    def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
+        """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""
+        key = (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
+        found = self._visible.get(key)
+        if found is None:
+            found = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
+            if len(self._visible) > 256:  # role combinations are few; bound it anyway
+                self._visible.clear()
+            self._visible[key] = found
+        return found
+
+
+def compile_schema(schema: dict) -> Validator:
+    cls = validator_for(schema, default=Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def _annotations(raw: dict) -> types.ToolAnnotations | None:
+    if not raw:
+        return None
+    return types.ToolAnnotations(
+        title=raw.get("title"),
+        read_only_hint=raw.get("readOnlyHint"),
+        destructive_hint=raw.get("destructiveHint"),
+        idempotent_hint=raw.get("idempotentHint"),
+        open_world_hint=raw.get("openWorldHint"),
+    )
+
+
+def _app_entry(row: Tool) -> CatalogEntry:
+    d = row.descriptor
+    output = d.get("outputSchema")
+    annotations = d.get("annotations") or {}
+    return CatalogEntry(
+        wire_name=row.wire_name,
+        tool=types.Tool(
+            name=row.wire_name,
+            title=d.get("title"),
+            description=d["description"],
+            input_schema=d["inputSchema"],
+            output_schema=output,
+            annotations=_annotations(annotations),
+        ),
+        validator=compile_schema(d["inputSchema"]),
+        output_validator=compile_schema(output) if output else None,
+        read_only=annotations.get("readOnlyHint") is True,
+        app_name=row.app.name,
+        route_key=row.route_key,
+        access=parse_auth(d["access"]),
+        route_auth=parse_auth(d["routeAuth"]),
+    )
+
+
+def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:
+    names = {builtin: wire for wire, builtin in builtin_wire_names(tenant).items()}
+    entries = []
+    for spec in BUILTIN_SPECS:
+        wire = names[spec.name]
+        entries.append(
+            CatalogEntry(
+                wire_name=wire,
+                tool=types.Tool(
+                    name=wire,
+                    title=spec.title,
+                    description=spec.description,
+                    input_schema=spec.input_schema,
+                    annotations=_annotations(spec.annotations),
+                ),
+                validator=compile_schema(spec.input_schema),
+                read_only=spec.annotations.get("readOnlyHint") is True,
+                builtin=spec.name,
+            )
+        )
+    return entries
+
+
+def build_catalog(tenant: Tenant) -> TenantCatalog:
+    """Compile the tenant's catalog: built-ins, then app tools (one query)."""
+    rows = Tool.objects.for_tenant(tenant).select_related("app").order_by("app__name", "position")
+    entries = _builtin_entries(tenant) + [_app_entry(row) for row in rows]
+    return TenantCatalog(tenant_id=tenant.pk, state_version=tenant.state_version, entries=entries)
+
+
+_lock = threading.Lock()
+_catalogs: dict[int, TenantCatalog] = {}
+
+
+def catalog_for(tenant: Tenant) -> TenantCatalog:
+    """The tenant's catalog at its current ``state_version`` (rebuilt when the version moved).
+
+    ``tenant`` must be freshly loaded for this request, so its version is current.
+    """
+    cached = _catalogs.get(tenant.pk)
+    if cached is not None and cached.state_version == tenant.state_version:
+        return cached
+    built = build_catalog(tenant)
+    with _lock:
+        current = _catalogs.get(tenant.pk)
+        if current is None or current.state_version <= built.state_version:
+            _catalogs[tenant.pk] = built
+    return built

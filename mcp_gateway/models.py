@@ -1,0 +1,44 @@
+"""The audit trail of MCP tool calls."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Manager
+from django.utils import timezone
+
+from tenants.managers import TenantScopedManager
+from tenants.models import ApiToken, Tenant
+
+
+class ToolCallAudit(models.Model):
+    """One row per tool call. Arguments are kept only as a hash: they may hold personal data."""
+
+    class Outcome(models.TextChoices):
+        OK = "ok"
+        TOOL_ERROR = "tool_error"
+        INVALID_ARGUMENTS = "invalid_arguments"
+        HANDLER_FAILED = "handler_failed"
+        DENIED = "denied"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
+    wire_name = models.CharField(max_length=128)
+    app_name = models.CharField(max_length=40, blank=True)
+    app_version = models.PositiveIntegerField(null=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    duration_ms = models.FloatField()
+    error_id = models.CharField(max_length=40, blank=True)
+    arguments_sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = TenantScopedManager()
+    all_tenants = Manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-created_at"])]
+        ordering = ["tenant_id", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.wire_name} {self.outcome}"

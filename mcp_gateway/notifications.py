@@ -1,0 +1,136 @@
+"""tools/list_changed: tell open clients when the tools their caller sees have changed.
+
+Changes can come from any process (a deploy command, another replica), so the source of truth is
+each tenant's ``state_version`` in the database. One task per server process polls the versions of
+the tenants that have listeners (one query per interval) and, on a change:
+
+- handshake-era sessions (2025-11-25 and older) that listed tools get
+  ``notifications/tools/list_changed`` on their standalone stream, only when the tool list of
+  *their* caller actually differs;
+- 2026-07-28 clients listening through ``subscriptions/listen`` get ``ToolsListChanged`` on their
+  tenant's own bus, so no tenant hears about another's changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import weakref
+from dataclasses import dataclass
+
+import anyio
+import mcp.types as types
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_gateway.auth import GatewayRequest, gateway_request
+from mcp_gateway.tool_calls import visible_tools
+from tenants.callers import Caller, caller_for
+from tenants.models import ApiToken, Tenant
+
+logger = logging.getLogger("mcp_gateway.notifications")
+
+
+@dataclass
+class _Watch:
+    tenant_id: int
+    token_id: int | None
+    fingerprint: str
+
+
+def fingerprint(tenant: Tenant, caller: Caller) -> str:
+    """A digest of exactly what tools/list shows this caller."""
+    tools = [entry.tool.model_dump(mode="json", by_alias=True) for entry in visible_tools(tenant, caller)]
+    return hashlib.sha256(json.dumps(tools, sort_keys=True).encode()).hexdigest()
+
+
+def _current_fingerprint(tenant: Tenant, token_id: int | None) -> str | None:
+    token = ApiToken.objects.for_tenant(tenant).select_related("user").filter(pk=token_id).first()
+    if token is None or not token.is_active:
+        return None
+    return fingerprint(tenant, caller_for(tenant, token.user, token))
+
+
+class _TenantListen:
+    """Routes subscriptions/listen to the caller's tenant's bus."""
+
+    def __init__(self, notifier: Notifier):
+        self._notifier = notifier
+
+    async def __call__(self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams):
+        tenant = gateway_request(ctx).tenant
+        return await self._notifier.tenant_listener(tenant)(ctx, params)
+
+
+class Notifier:
+    def __init__(self) -> None:
+        # Keyed by the SDK connection object so a closed session drops out on its own.
+        self._watches: weakref.WeakKeyDictionary[object, _Watch] = weakref.WeakKeyDictionary()
+        self._buses: dict[int, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
+        self._versions: dict[int, int] = {}
+        self.listen_handler = _TenantListen(self)
+
+    def tenant_listener(self, tenant: Tenant) -> ListenHandler:
+        """The listen handler of the tenant's own bus; changes are measured from this version on."""
+        if tenant.pk not in self._buses:
+            bus = InMemorySubscriptionBus()
+            self._buses[tenant.pk] = (bus, ListenHandler(bus))
+        self._versions.setdefault(tenant.pk, tenant.state_version)
+        return self._buses[tenant.pk][1]
+
+    async def watch(self, ctx: ServerRequestContext, gw: GatewayRequest) -> None:
+        """Remember a handshake-era session that listed tools, with what it saw."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        connection = getattr(ctx.session, "_connection", None)  # the SDK keeps no public handle
+        if connection is None:
+            return
+        digest = await sync_to_async(fingerprint, thread_sensitive=False)(gw.tenant, gw.caller)
+        self._watches[connection] = _Watch(gw.tenant.pk, gw.caller.token_id, digest)
+        self._versions.setdefault(gw.tenant.pk, gw.tenant.state_version)
+
+    async def run(self) -> None:
+        """Poll for changes until cancelled."""
+        while True:
+            await anyio.sleep(settings.MCP_NOTIFY_INTERVAL_SECONDS)
+            try:
+                await self.check_once()
+            except Exception:  # noqa: BLE001 - a failed poll must not end notifications for good
+                logger.exception("tool list change check failed")
+
+    async def check_once(self) -> None:
+        tenant_ids = {w.tenant_id for w in list(self._watches.values())} | set(self._buses)
+        if not tenant_ids:
+            return
+        current = await sync_to_async(_versions, thread_sensitive=False)(tenant_ids)
+        for tenant_id, version in current.items():
+            previous = self._versions.get(tenant_id)
+            self._versions[tenant_id] = version
+            if previous is not None and previous != version:
+                await self._tenant_changed(tenant_id)
+
+    async def _tenant_changed(self, tenant_id: int) -> None:
+        if tenant_id in self._buses:
+            await self._buses[tenant_id][0].publish(ToolsListChanged())
+        tenant = await sync_to_async(Tenant.objects.filter(pk=tenant_id).first, thread_sensitive=False)()
+        if tenant is None:  # deleted: its sessions will get 404s on their next request
+            return
+        for connection, watch in list(self._watches.items()):
+            if watch.tenant_id != tenant_id:
+                continue
+            digest = await sync_to_async(_current_fingerprint, thread_sensitive=False)(tenant, watch.token_id)
+            if digest is None or digest == watch.fingerprint:
+                continue
+            watch.fingerprint = digest
+            try:
+                await connection.send_tool_list_changed()
+            except Exception:  # noqa: BLE001 - the client may be gone; it will re-list on reconnect
+                logger.debug("could not notify a session of tenant %s", tenant_id, exc_info=True)
+
+
+def _versions(tenant_ids: set[int]) -> dict[int, int]:
+    return dict(Tenant.objects.filter(pk__in=tenant_ids).values_list("pk", "state_version"))

@@ -1,0 +1,52 @@
+"""The one mapping from a route's outcome to an MCP ``CallToolResult``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp.types as types
+from jsonschema.protocols import Validator
+
+from apps_runtime.dispatch import RouteResult
+from mcp_gateway.arguments import argument_problems
+
+
+def _text(text: str) -> list[types.TextContent]:
+    return [types.TextContent(type="text", text=text)]
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=_text(message), is_error=True)
+
+
+def invalid_arguments_result(problems: list[str]) -> types.CallToolResult:
+    return error_result("Invalid arguments:\n" + "\n".join(problems))
+
+
+def json_result(value: Any, output_validator: Validator | None = None) -> types.CallToolResult:
+    """Handler JSON as structuredContent (non-objects wrapped as {"result": ...}) and as one text block."""
+    structured = value if isinstance(value, dict) else {"result": value}
+    if output_validator is not None:
+        problems = argument_problems(output_validator, structured)
+        if problems:
+            return error_result("The tool's result does not match its outputSchema:\n" + "\n".join(problems))
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=_text(text), structured_content=structured)
+
+
+def _handler_message(body: Any, status: int) -> str:
+    if isinstance(body, dict):
+        for key in ("error", "message", "detail"):
+            if isinstance(body.get(key), str) and body[key]:
+                return body[key]
+    return f"The tool failed with status {status}."
+
+
+def route_result(result: RouteResult, output_validator: Validator | None = None) -> types.CallToolResult:
+    """Map a route's result: failures carry the error id, 4xx/5xx the handler's message."""
+    if result.failed:
+        return error_result(f"Tool failed (error id {result.error_id}).")
+    if result.status >= 400:
+        return error_result(_handler_message(result.body, result.status))
+    return json_result(result.body, output_validator)

@@ -1,0 +1,68 @@
+"""The low-level MCP server: tools/list and tools/call for the caller of each request."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from functools import partial
+
+import mcp.types as types
+from asgiref.sync import sync_to_async
+from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.shared.exceptions import MCPError
+
+from mcp_gateway import tool_calls
+from mcp_gateway.auth import gateway_request
+from mcp_gateway.exceptions import InvalidCursor, ToolUnavailable
+from mcp_gateway.notifications import Notifier
+
+# Tool calls block on handler runs; a pool of their own keeps them from queueing behind Django's
+# thread-sensitive executor and from each other.
+_executor = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-tools")
+
+
+async def in_thread(fn, *args):
+    """Run ORM and sandbox work off the event loop, concurrently with other calls."""
+    return await sync_to_async(partial(fn, *args), thread_sensitive=False, executor=_executor)()
+
+
+class GatewayServer(Server):
+    """Advertises tools.listChanged, which the SDK leaves off unless asked."""
+
+    def create_initialization_options(
+        self, notification_options=None, experimental_capabilities=None, extensions=None
+    ):
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+def build_server(notifier: Notifier) -> GatewayServer:
+    async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+        gw = gateway_request(ctx)
+        try:
+            result = await in_thread(
+                tool_calls.list_tools, gw.tenant, gw.caller, params.cursor if params else None
+            )
+        except InvalidCursor as err:
+            raise MCPError(types.INVALID_PARAMS, str(err)) from err
+        await notifier.watch(ctx, gw)
+        return result
+
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
+        gw = gateway_request(ctx)
+        try:
+            return await in_thread(tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments)
+        except ToolUnavailable as err:
+            raise MCPError(types.INVALID_PARAMS, str(err)) from err
+
+    return GatewayServer(
+        "lowcode-platform",
+        version="0.1.0",
+        instructions="Tools of this workspace's apps, and its records. Each tool runs with your permissions.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=notifier.listen_handler,
+    )

@@ -1,0 +1,64 @@
+"""A real server (uvicorn on a free port, in a thread) and the official MCP client against it."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup, django_db_blocker):
+    from lowcode_platform.asgi import application
+
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, name="live-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the live server did not start")
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def mcp_url(live_url, transactional_db):
+    return lambda slug="acme": f"{live_url}/t/{slug}/mcp"
+
+
+@asynccontextmanager
+async def mcp_client(url: str, token: str, *, mode: str = "legacy", **kwargs):
+    """The official SDK client over Streamable HTTP, with a bearer token."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode, **kwargs) as client:
+            yield client
+
+
+async def all_tool_names(client) -> list[str]:
+    names, cursor = [], None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        names += [tool.name for tool in page.tools]
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
