@@ -1,0 +1,37 @@
+"""Shared set-up for benchmarks: Django on a scratch database (or $BENCH_DATABASE_URL), migrated."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django() -> None:
+    """Configure Django on a fresh database so runs never touch var/ or another database."""
+    sys.path.insert(0, str(ROOT))
+    scratch = tempfile.mkdtemp(prefix="bench-")
+    os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{scratch}/bench.sqlite3"
+    os.environ.setdefault("DEBUG", "true")
+    os.environ["PLATFORM_VAR_DIR"] = scratch
+    os.environ["DJANGO_SETTINGS_MODULE"] = "lowcode_platform.settings"
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("flush", "--noinput", verbosity=0) if "postgres" in os.environ["DATABASE_URL"] else None
+    call_command("migrate", "--noinput", verbosity=0)
+
+
+def percentile(samples: list[float], pct: float) -> float:
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary(samples_ms: list[float]) -> str:
+    return f"p50 {statistics.median(samples_ms):7.2f} ms   p99 {percentile(samples_ms, 99):7.2f} ms"
