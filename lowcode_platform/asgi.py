@@ -8,9 +8,14 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lowcode_platform.settings")
 
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
+if settings.DEBUG:
+    # The demo has no front proxy: serve the admin's CSS and JS from the app itself.
+    django_app = ASGIStaticFilesHandler(django_app)
 
 from mcp_gateway.http import Gateway  # noqa: E402  (needs Django set up)
 
