@@ -14,7 +14,6 @@ import re
 from collections.abc import AsyncIterator
 
 import anyio
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -24,6 +23,7 @@ from starlette.authentication import AuthCredentials
 from starlette.types import Receive, Scope, Send
 
 from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate
+from mcp_gateway.concurrency import in_thread
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.notifications import Notifier
 from mcp_gateway.server import build_server
@@ -107,9 +107,7 @@ class Gateway:
             return
         slug = MCP_PATH.match(scope["path"])["slug"]
         try:
-            gw = await sync_to_async(authenticate, thread_sensitive=False)(
-                slug, _header(scope, b"authorization")
-            )
+            gw = await in_thread(authenticate, slug, _header(scope, b"authorization"))
         except GatewayRefused as refused:
             await self._refuse(scope, send, slug, refused)
             return

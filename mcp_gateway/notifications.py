@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import anyio
 import mcp.types as types
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway.auth import GatewayRequest, gateway_request
+from mcp_gateway.concurrency import in_thread
 from mcp_gateway.tool_calls import visible_tools
 from tenants.callers import Caller, caller_for
 from tenants.models import ApiToken, Tenant
@@ -89,7 +89,7 @@ class Notifier:
         connection = getattr(ctx.session, "_connection", None)  # the SDK keeps no public handle
         if connection is None:
             return
-        digest = await sync_to_async(fingerprint, thread_sensitive=False)(gw.tenant, gw.caller)
+        digest = await in_thread(fingerprint, gw.tenant, gw.caller)
         self._watches[connection] = _Watch(gw.tenant.pk, gw.caller.token_id, digest)
         self._versions.setdefault(gw.tenant.pk, gw.tenant.state_version)
 
@@ -106,7 +106,7 @@ class Notifier:
         tenant_ids = {w.tenant_id for w in list(self._watches.values())} | set(self._buses)
         if not tenant_ids:
             return
-        current = await sync_to_async(_versions, thread_sensitive=False)(tenant_ids)
+        current = await in_thread(_versions, tenant_ids)
         for tenant_id, version in current.items():
             previous = self._versions.get(tenant_id)
             self._versions[tenant_id] = version
@@ -116,13 +116,13 @@ class Notifier:
     async def _tenant_changed(self, tenant_id: int) -> None:
         if tenant_id in self._buses:
             await self._buses[tenant_id][0].publish(ToolsListChanged())
-        tenant = await sync_to_async(Tenant.objects.filter(pk=tenant_id).first, thread_sensitive=False)()
+        tenant = await in_thread(Tenant.objects.filter(pk=tenant_id).first)
         if tenant is None:  # deleted: its sessions will get 404s on their next request
             return
         for connection, watch in list(self._watches.items()):
             if watch.tenant_id != tenant_id:
                 continue
-            digest = await sync_to_async(_current_fingerprint, thread_sensitive=False)(tenant, watch.token_id)
+            digest = await in_thread(_current_fingerprint, tenant, watch.token_id)
             if digest is None or digest == watch.fingerprint:
                 continue
             watch.fingerprint = digest

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import concurrent.futures
-from functools import partial
-
 import mcp.types as types
-from asgiref.sync import sync_to_async
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 
 from mcp_gateway import tool_calls
 from mcp_gateway.auth import gateway_request
+from mcp_gateway.concurrency import in_thread
 from mcp_gateway.exceptions import InvalidCursor, ToolUnavailable
 from mcp_gateway.notifications import Notifier
-
-# Tool calls block on handler runs; a pool of their own keeps them from queueing behind Django's
-# thread-sensitive executor and from each other.
-_executor = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="mcp-tools")
-
-
-async def in_thread(fn, *args):
-    """Run ORM and sandbox work off the event loop, concurrently with other calls."""
-    return await sync_to_async(partial(fn, *args), thread_sensitive=False, executor=_executor)()
 
 
 class GatewayServer(Server):

@@ -38,6 +38,20 @@ def live_url(django_db_setup, django_db_blocker):
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+    _drop_server_connections(django_db_blocker)
+
+
+def _drop_server_connections(django_db_blocker) -> None:
+    """The server's worker threads may still hold connections; the test database can't be dropped then."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
 
 
 @pytest.fixture
