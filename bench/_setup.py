@@ -12,11 +12,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def setup_django() -> None:
-    """Configure Django on a fresh database so runs never touch var/ or another database."""
+    """Configure Django on a fresh database so runs never touch var/ or another database.
+
+    Idempotent, so one benchmark may import helpers from another.
+    """
+    if os.environ.get("BENCH_READY") == str(os.getpid()):
+        return
+    os.environ["BENCH_READY"] = str(os.getpid())
     sys.path.insert(0, str(ROOT))
     scratch = tempfile.mkdtemp(prefix="bench-")
     os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL") or f"sqlite:///{scratch}/bench.sqlite3"
     os.environ.setdefault("DEBUG", "true")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["PLATFORM_VAR_DIR"] = scratch
     os.environ["DJANGO_SETTINGS_MODULE"] = "lowcode_platform.settings"
     import django

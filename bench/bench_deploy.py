@@ -36,7 +36,11 @@ def manifest(app: str, tools: int) -> tuple[dict, dict]:
                         "route": "GET /items/{item_id}",
                         "inputSchema": {
                             "type": "object",
-                            "properties": {"item_id": {"type": "string"}, "verbose": {"type": "boolean"}},
+                            "properties": {
+                                # distinct per tool, so no cache of identical schemas flatters the run
+                                "item_id": {"type": "string", "description": f"Id of item kind {i}."},
+                                "verbose": {"type": "boolean"},
+                            },
                             "required": ["item_id"],
                             "additionalProperties": False,
                         },

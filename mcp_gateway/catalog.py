@@ -8,6 +8,7 @@ sees the change on its next request without a restart.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass, field
 
@@ -54,20 +55,31 @@ class TenantCatalog:
     state_version: int
     entries: list[CatalogEntry]
     by_name: dict[str, CatalogEntry] = field(init=False)
-    _visible: dict[tuple, list[CatalogEntry]] = field(default_factory=dict, init=False, repr=False)
+    _views: dict[tuple, tuple[list[CatalogEntry], str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_name = {entry.wire_name: entry for entry in self.entries}
 
     def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
         """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""
+        return self._view(caller, app_tools)[0]
+
+    def fingerprint(self, caller: Caller, *, app_tools: bool) -> str:
+        """A digest of exactly what tools/list shows ``caller``: equal digests, equal listings."""
+        return self._view(caller, app_tools)[1]
+
+    def _view(self, caller: Caller, app_tools: bool) -> tuple[list[CatalogEntry], str]:
+        # Everything visibility depends on; role combinations are few, so this stays small.
         key = (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
-        found = self._visible.get(key)
+        found = self._views.get(key)
         if found is None:
-            found = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
-            if len(self._visible) > 256:  # role combinations are few; bound it anyway
-                self._visible.clear()
-            self._visible[key] = found
+            entries = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
+            digest = hashlib.sha256()
+            for entry in entries:
+                digest.update(entry.tool.model_dump_json(by_alias=True).encode())
+            if len(self._views) > 256:
+                self._views.clear()
+            found = self._views[key] = (entries, digest.hexdigest())
         return found
 
 

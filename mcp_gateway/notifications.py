@@ -13,8 +13,6 @@ the tenants that have listeners (one query per interval) and, on a change:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import weakref
 from dataclasses import dataclass
@@ -27,8 +25,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway.auth import GatewayRequest, gateway_request
+from mcp_gateway.catalog import catalog_for
 from mcp_gateway.concurrency import in_thread
-from mcp_gateway.tool_calls import visible_tools
 from tenants.callers import Caller, caller_for
 from tenants.models import ApiToken, Tenant
 
@@ -43,9 +41,8 @@ class _Watch:
 
 
 def fingerprint(tenant: Tenant, caller: Caller) -> str:
-    """A digest of exactly what tools/list shows this caller."""
-    tools = [entry.tool.model_dump(mode="json", by_alias=True) for entry in visible_tools(tenant, caller)]
-    return hashlib.sha256(json.dumps(tools, sort_keys=True).encode()).hexdigest()
+    """A digest of exactly what tools/list shows this caller (cached with the tenant's catalog)."""
+    return catalog_for(tenant).fingerprint(caller, app_tools=tenant.setting("customAppsMcpTools"))
 
 
 def _current_fingerprint(tenant: Tenant, token_id: int | None) -> str | None:
@@ -88,6 +85,8 @@ class Notifier:
             return
         connection = getattr(ctx.session, "_connection", None)  # the SDK keeps no public handle
         if connection is None:
+            return
+        if connection in self._watches:  # every page of a listing comes here; one watch is enough
             return
         digest = await in_thread(fingerprint, gw.tenant, gw.caller)
         self._watches[connection] = _Watch(gw.tenant.pk, gw.caller.token_id, digest)

@@ -29,4 +29,5 @@ def test_seed_demo_builds_the_demo_tenant_and_prints_tokens():
     assert Membership.objects.for_tenant(acme).count() == 5
     assert "acme_case_portal_find_case" in Tool.objects.for_tenant(acme).values_list("wire_name", flat=True)
     assert Record.objects.for_tenant(acme).filter(collection="cases").count() == 3
-    assert sum(line.strip().split()[-1].startswith("lcp_") for line in out.getvalue().splitlines() if "lcp_" in line) == 5
+    tokens = [line.split()[-1] for line in out.getvalue().splitlines() if "lcp_" in line]
+    assert len(tokens) == 5 and all(token.startswith("lcp_") for token in tokens)
