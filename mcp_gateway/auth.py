@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import mcp.types as types
@@ -15,6 +16,8 @@ from tenants.exceptions import InvalidToken
 from tenants.models import Tenant
 
 GATEWAY_SCOPE_KEY = "lcp.gateway"
+# The request being served, for SDK hooks that get no request context (get_tool_input_schema).
+current_request: ContextVar[GatewayRequest | None] = ContextVar("lcp_gateway_request", default=None)
 MCP_OFF = "The MCP server is switched off for this tenant (setting mcpServer)."
 
 

@@ -163,8 +163,8 @@ def catalog_for(tenant: Tenant) -> TenantCatalog:
 
     ``tenant`` must be freshly loaded for this request, so its version is current.
     """
-    cached = _catalogs.get(tenant.pk)
-    if cached is not None and cached.state_version == tenant.state_version:
+    cached = cached_catalog(tenant)
+    if cached is not None:
         return cached
     built = build_catalog(tenant)
     with _lock:
@@ -172,3 +172,9 @@ def catalog_for(tenant: Tenant) -> TenantCatalog:
         if current is None or current.state_version <= built.state_version:
             _catalogs[tenant.pk] = built
     return built
+
+
+def cached_catalog(tenant: Tenant) -> TenantCatalog | None:
+    """The tenant's catalog if this process holds it at the tenant's current version; never queries."""
+    cached = _catalogs.get(tenant.pk)
+    return cached if cached is not None and cached.state_version == tenant.state_version else None

@@ -22,7 +22,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 from starlette.types import Receive, Scope, Send
 
-from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate
+from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate, current_request
+from mcp_gateway.catalog import catalog_for
 from mcp_gateway.concurrency import in_thread
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.notifications import Notifier
@@ -111,6 +112,9 @@ class Gateway:
         except GatewayRefused as refused:
             await self._refuse(scope, send, slug, refused)
             return
+        # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously.
+        current_request.set(gw)
+        await in_thread(catalog_for, gw.tenant)
         await self.sessions.handle_request(self._authenticated_scope(scope, gw), receive, send)
 
     @staticmethod

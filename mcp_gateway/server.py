@@ -8,7 +8,8 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 
 from mcp_gateway import tool_calls
-from mcp_gateway.auth import gateway_request
+from mcp_gateway.auth import current_request, gateway_request
+from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
 from mcp_gateway.exceptions import InvalidCursor, ToolUnavailable
 from mcp_gateway.notifications import Notifier
@@ -46,8 +47,18 @@ def build_server(notifier: Notifier) -> GatewayServer:
         except ToolUnavailable as err:
             raise MCPError(types.INVALID_PARAMS, str(err)) from err
 
+    def input_schema(name: str) -> dict | None:
+        """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
+        gw = current_request.get()
+        if gw is None:
+            return None
+        catalog = cached_catalog(gw.tenant)
+        entry = catalog.by_name.get(name) if catalog is not None else None
+        return entry.tool.input_schema if entry is not None and entry.visible_to(gw.caller) else None
+
     return GatewayServer(
         "lowcode-platform",
+        get_tool_input_schema=input_schema,
         version="0.1.0",
         instructions="Tools of this workspace's apps, and its records. Each tool runs with your permissions.",
         on_list_tools=list_tools,

@@ -313,6 +313,10 @@ def test_2026_clients_list_call_and_hear_of_changes(mcp_url, token, app, setting
             assert client.protocol_version == "2026-07-28"
             before = await all_tool_names(client)
             result = await client.call_tool("acme_cases_listing", {})
+            echoed = await client.call_tool("acme_cases_echo", {"thing": "modern", "count": 2})
+            bad = await client.call_tool("acme_cases_echo", {"count": "two"})
+            assert echoed.structured_content["params"] == {"thing": "modern"}
+            assert bad.is_error and "'thing' is a required property" in bad.content[0].text
             async with client.listen(tools_list_changed=True) as subscription:
                 await anyio.to_thread.run_sync(
                     lambda: actions.add_member(app, "member", roles=["case_reader"], acting_user=None)
