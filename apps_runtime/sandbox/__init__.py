@@ -3,12 +3,14 @@
 Imports nothing from Django or the rest of the platform (a test proves it). See ``supervisor.Sandbox``.
 """
 
-from .exceptions import BrokerError, HandlerFailed, RequestTooLarge
+from .exceptions import BrokerError, HandlerFailed, RequestTooLarge, SandboxUnavailable
 from .invocation import Broker, Invocation, Outcome
 from .limits import SandboxLimits
-from .supervisor import Sandbox, get_sandbox
+from .supervisor import Sandbox, configure_sandbox, get_sandbox
+from .tiers import TIER_NAMES
 
 __all__ = [
+    "TIER_NAMES",
     "Broker",
     "BrokerError",
     "HandlerFailed",
@@ -17,5 +19,7 @@ __all__ = [
     "RequestTooLarge",
     "Sandbox",
     "SandboxLimits",
+    "SandboxUnavailable",
+    "configure_sandbox",
     "get_sandbox",
 ]

@@ -58,3 +58,13 @@ class BrokerError(Exception):
         self.code = code
         self.message = message
         super().__init__(f"{code}: {message}")
+
+
+class SandboxUnavailable(RuntimeError):
+    """No isolation tier at least as strong as the required minimum works on this host (or a forced tier
+    does not). The server should refuse to start; ``report`` maps each tier tried to why it failed.
+    """
+
+    def __init__(self, message: str, report: dict[str, str] | None = None):
+        self.report = dict(report or {})
+        super().__init__(message)

@@ -19,6 +19,9 @@ class Invocation:
     handler: str  # path of the handler file relative to bundle_dir, e.g. "server/cases/search.py"
     request: dict  # {"method", "path", "body", "query", "params", "tool", "user"}, JSON-able
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    # Whose run this is, for fair share (at most Sandbox.max_concurrent_per_tenant in flight per key);
+    # None: not counted against any tenant.
+    tenant_key: str | None = None
 
 
 @dataclass

@@ -33,15 +33,18 @@ def _text(value: object, limit: int) -> str:
 
 
 def _fail(
-    kind: str, invocation: Invocation, t: Transcript, *, trace: str = "", detail: str = ""
+    kind: str, invocation: Invocation, t: Transcript, *, trace: str = "", detail: str = "",
+    level: int | None = None,
 ) -> HandlerFailed:
     failure = HandlerFailed(kind, trace=trace, logs=_logs(t))
-    level = logging.ERROR if kind == "sandbox_unavailable" or t.zygote_hung else logging.WARNING
+    if level is None:
+        level = logging.ERROR if kind == "sandbox_unavailable" or t.zygote_hung else logging.WARNING
     logger.log(
         level,
-        "Handler failed: error_id=%s kind=%s bundle=%s handler=%s duration_ms=%.1f data_calls=%d exit=%s\n%s",
-        failure.error_id, kind, invocation.bundle_dir, invocation.handler, t.duration_ms, t.data_calls,
-        t.exit, detail or trace,
+        "Handler failed: error_id=%s kind=%s tenant=%s bundle=%s handler=%s duration_ms=%.1f data_calls=%d "
+        "exit=%s\n%s",
+        failure.error_id, kind, invocation.tenant_key, invocation.bundle_dir, invocation.handler,
+        t.duration_ms, t.data_calls, t.exit, detail or trace,
         extra={"error_id": failure.error_id, "handler_failure": kind},
     )
     return failure
@@ -66,6 +69,11 @@ def _from_exit(invocation: Invocation, t: Transcript) -> HandlerFailed:
 def unavailable(invocation: Invocation, detail: str) -> HandlerFailed:
     """The failure for a call that could not be run at all (e.g. the zygote does not start)."""
     return _fail("sandbox_unavailable", invocation, Transcript(), detail=detail)
+
+
+def queue_timeout(invocation: Invocation, detail: str) -> HandlerFailed:
+    """The failure for a call that waited too long for its tenant's fair share (HTTP 503)."""
+    return _fail("sandbox_unavailable", invocation, Transcript(), detail=detail, level=logging.WARNING)
 
 
 def judge(invocation: Invocation, t: Transcript) -> Outcome:

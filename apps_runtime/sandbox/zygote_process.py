@@ -1,43 +1,63 @@
-"""Host-side handle on one zygote process: start it, hand it calls, kill it."""
+"""Host-side handle on one zygote process: start it (possibly inside bubblewrap), hand it calls, kill it."""
 
 import json
+import logging
 import os
+import select
+import signal
 import socket
+import struct
 import subprocess
 import threading
+import time
+from typing import NoReturn
 
-BOOT_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime", "boot.py")
+from .tiers import LaunchSpec
+
 START_TIMEOUT_S = 10.0
 # A healthy zygote drains its control socket in microseconds; blocking longer than this means it hung.
 SEND_TIMEOUT_S = 2.0
+# After the wrapper (bwrap) is killed, the namespace's processes die with it; wait this long for that.
+TEARDOWN_TIMEOUT_S = 3.0
+_UCRED = struct.Struct("3i")  # pid, uid, gid
+_MAX_STDERR = 16 * 1024
+
+logger = logging.getLogger("apps_runtime.sandbox")
 
 
 class ZygoteLost(Exception):
-    """The zygote is gone or not answering; the caller should discard it."""
+    """The zygote is gone, not answering, or failed its start-up self-test; the caller should discard it."""
 
 
 class ZygoteProcess:
-    """A running zygote (``python -I -S boot.py``), with an empty environment and no inherited fds but its
-    control socket. Thread-safe: many calls share one zygote.
+    """A running zygote (``python -I -S boot.py``, inside bubblewrap at tier 1), with an empty environment
+    and no inherited fds but its control socket. Thread-safe: many calls share one zygote.
+
+    ``pid`` is the zygote's pid as the host sees it (learned from SCM_CREDENTIALS, so it is right even inside
+    a PID namespace); ``ready`` is its start-up report (tier, self-test results).
     """
 
-    def __init__(self, python: str, workdir: str):
-        """Start the zygote and wait until it is ready.
+    def __init__(self, spec: LaunchSpec):
+        """Start the zygote and wait until it reports ready.
 
         Raises:
-            ZygoteLost: it did not start or did not report ready within START_TIMEOUT_S.
+            ZygoteLost: it did not start, failed its self-test, runs as the wrong uid, or did not report
+                within START_TIMEOUT_S.
         """
         host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # The kernel then attaches the sender's pid and uid (translated to our namespaces) to what we read.
+        host_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         try:
             self._proc = subprocess.Popen(
-                [python, "-I", "-S", BOOT_SCRIPT, str(zygote_end.fileno())],
+                spec.argv(zygote_end.fileno()),
                 env={},
-                cwd=workdir,
+                cwd=spec.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                stderr=None,  # the zygote's own crashes land in the platform's log; children never hold it
+                stderr=subprocess.PIPE,  # start-up errors (bwrap's) explain an unusable tier; later, logged
                 close_fds=True,
                 pass_fds=(zygote_end.fileno(),),
+                umask=0o022,  # bwrap creates the mount points' parents: the sandbox uid must traverse them
                 # A terminal's Ctrl-C is for the platform, which then closes the socket.
                 start_new_session=True,
             )
@@ -48,18 +68,66 @@ class ZygoteProcess:
             zygote_end.close()
         self._sock = host_end
         self._lock = threading.Lock()
-        self._sock.settimeout(START_TIMEOUT_S)
-        try:
-            ready = json.loads(self._sock.recv(4096) or b"null")
-        except (OSError, ValueError) as exc:
-            self.terminate()
-            raise ZygoteLost(f"the zygote did not start: {exc}") from exc
-        if not isinstance(ready, dict) or not ready.get("ready"):
-            self.terminate()
-            raise ZygoteLost("the zygote did not report ready")
-        self._sock.settimeout(SEND_TIMEOUT_S)
+        self._pidfds: list[int] = []
         self.pid: int = self._proc.pid
         self.owner_pid = os.getpid()
+        self.ready: dict = {}
+        self._sock.settimeout(START_TIMEOUT_S)
+        try:
+            message, creds = self._receive_ready()
+            ready = json.loads(message or b"null")
+        except (OSError, ValueError) as exc:
+            self._fail(f"the zygote did not start: {exc!r}")
+        if not isinstance(ready, dict) or not message:
+            self._fail("the zygote exited before reporting ready")
+        self.ready = ready
+        if not ready.get("ready"):
+            problems = (ready.get("selftest") or {}).get("problems", [])
+            detail = ready.get("error") or "; ".join(map(str, problems))
+            self._fail(f"the zygote's self-test failed: {detail or ready}")
+        if creds is not None:
+            pid, uid, _gid = creds
+            if uid != spec.expected_uid:
+                self._fail(f"the zygote runs as uid {uid}, expected {spec.expected_uid}")
+            self.pid = pid
+        # Inside bubblewrap the zygote is a grandchild: track it (and an init between us, if any) by pidfd.
+        self._pidfds = []
+        for pid in {self.pid, _parent_of(self.pid)} - {self._proc.pid, None, os.getpid()}:
+            try:
+                self._pidfds.append(os.pidfd_open(pid))
+            except OSError:
+                pass
+        self._sock.settimeout(SEND_TIMEOUT_S)
+        threading.Thread(target=self._forward_stderr, name=f"zygote-{self.pid}-stderr", daemon=True).start()
+
+    def _receive_ready(self) -> tuple[bytes, tuple[int, int, int] | None]:
+        message, ancillary, _flags, _addr = self._sock.recvmsg(65536, socket.CMSG_SPACE(_UCRED.size))
+        creds = None
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= _UCRED.size:
+                creds = _UCRED.unpack(data[: _UCRED.size])
+        return message, creds
+
+    def _fail(self, reason: str) -> NoReturn:
+        """Kill what started, add its stderr to the reason, raise ZygoteLost."""
+        self.terminate()
+        stderr = b""
+        try:
+            stderr = self._proc.stderr.read(_MAX_STDERR)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._proc.stderr.close()
+        text = stderr.decode("utf-8", "replace").strip()
+        raise ZygoteLost(f"{reason}: {text}" if text else reason)
+
+    def _forward_stderr(self) -> None:
+        # The zygote writes here only when it crashes (children never hold it); never let the pipe fill up.
+        try:
+            for line in self._proc.stderr:
+                logger.error("sandbox zygote %s: %s", self.pid, line.decode("utf-8", "replace").rstrip())
+        except (OSError, ValueError):
+            pass
 
     def alive(self) -> bool:
         """False once the zygote has exited (it may also die between this check and the next send)."""
@@ -85,14 +153,44 @@ class ZygoteProcess:
             pass  # a dead zygote took its children with it (PR_SET_PDEATHSIG)
 
     def terminate(self) -> None:
-        """Kill the zygote; its children die with it (PR_SET_PDEATHSIG)."""
+        """Kill the whole sandbox: the wrapper (bubblewrap, whose namespace dies with it), the zygote and so
+        every child (PR_SET_PDEATHSIG). Returns once the zygote is gone.
+        """
         with self._lock:
+            # The zygote first: its parent (bubblewrap, or us) then reaps it, instead of the host's init.
+            self._kill_zygote()
             try:
-                self._proc.kill()
+                self._proc.wait(timeout=TEARDOWN_TIMEOUT_S if self._pidfds else 0)
+            except subprocess.TimeoutExpired:
+                pass
+            self._kill_wrapper()
+            self._proc.wait()
+            self._await_zygote_exit()
+            self._sock.close()
+
+    def _kill_wrapper(self) -> None:
+        try:
+            self._proc.kill()
+        except ProcessLookupError:
+            pass
+
+    def _kill_zygote(self) -> None:
+        for pidfd in self._pidfds:
+            try:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)  # a pidfd cannot hit a recycled pid
             except ProcessLookupError:
                 pass
-            self._proc.wait()
-            self._sock.close()
+
+    def _await_zygote_exit(self) -> None:
+        deadline = time.monotonic() + TEARDOWN_TIMEOUT_S
+        for pidfd in self._pidfds:
+            # Readable once the process has exited; a zombie may still need a moment to be reaped.
+            select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()))
+            pid = _pid_of(pidfd)
+            while pid is not None and time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+                time.sleep(0.002)
+            os.close(pidfd)
+        self._pidfds = []
 
     def close(self) -> None:
         """Stop the zygote gracefully: closing the control socket makes it kill its children and exit."""
@@ -101,5 +199,27 @@ class ZygoteProcess:
             try:
                 self._proc.wait(timeout=START_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
+                self._kill_wrapper()
+                self._kill_zygote()
                 self._proc.wait()
+            self._await_zygote_exit()
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pid_of(pidfd: int) -> int | None:
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}") as f:
+            for line in f:
+                if line.startswith("Pid:"):
+                    pid = int(line.split()[1])
+                    return pid if pid > 0 else None
+    except (OSError, ValueError):
+        pass
+    return None

@@ -1,7 +1,8 @@
 """One invocation, inside a freshly forked child of the zygote. Never returns: ends with ``os._exit``.
 
 File descriptors in the child: 0 is /dev/null, 1 and 2 are the log pipe (so ``print``, ``os.write(1, ...)``
-and subprocess output can never reach the protocol), 3 is the private protocol socket. Nothing else.
+and subprocess output can never reach the protocol), 3 is the private protocol socket. Nothing else, except
+(in fd_paths mode, see ``boot.py``) read-only O_PATH handles on the standard library and the bundle.
 """
 
 import fcntl
@@ -68,7 +69,6 @@ def _take_fds(proto_fd: int, log_fd: int) -> None:
     os.dup2(high_log, 2)
     os.dup2(high_proto, PROTO_FD, inheritable=False)  # a subprocess must not inherit the protocol
     _proto_ready = True
-    os.closerange(PROTO_FD + 1, os.sysconf("SC_OPEN_MAX"))
     out = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
                            line_buffering=True)
     err = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
@@ -113,15 +113,23 @@ class _Channel:
         return message.get("ok")
 
 
-def _load_handler(config: dict, scrub: traces.Scrubber):
+def _check_handler_path(config: dict) -> "_Failure | None":
+    """The handler must be a file inside the bundle (symlinks resolved). Checked before hardening, while the
+    whole path to the bundle can still be resolved; bundles never change once unpacked.
+    """
     bundle_dir = config["bundle_dir"]
     rel = config["handler"]
     path = os.path.normpath(os.path.join(bundle_dir, rel))
     real_bundle = os.path.realpath(bundle_dir)
     if (os.path.isabs(rel) or not os.path.realpath(path).startswith(real_bundle + os.sep)
             or not os.path.isfile(path)):
-        raise _Failure("handler_error", trace=f"Handler file not found: {rel}\n",
-                       detail=f"handler {rel!r} is not a file inside {bundle_dir!r}")
+        return _Failure("handler_error", trace=f"Handler file not found: {rel}\n",
+                        detail=f"handler {rel!r} is not a file inside {bundle_dir!r}")
+    return None
+
+
+def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber):
+    path = os.path.normpath(os.path.join(bundle_path, rel))
     with open(path, "rb") as f:
         source = f.read()
     module = types.ModuleType(HANDLER_MODULE)
@@ -164,17 +172,17 @@ def _error_frame(status: int, message: object) -> bytes:
     return protocol.dumps({"result": {"status": status, "body": {"error": str(message)}}})
 
 
-def _invoke(config: dict, request_data: dict) -> bytes:
+def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
     """Run the handler and build the frame that answers the host."""
-    bundle_dir = config["bundle_dir"]
-    scrub = traces.Scrubber(bundle_dir, {
-        os.path.realpath(bundle_dir): ".",
+    scrub = traces.Scrubber(bundle_path, {
+        config["bundle_dir"]: ".",
+        os.path.realpath(config["bundle_dir"]): ".",
         config["scratch_dir"]: ".",
         RUNTIME_DIR: "<platform>",
     })
-    sys.path[:] = [bundle_dir, *_stdlib_path]
+    sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
-    handle = _load_handler(config, scrub)
+    handle = _load_handler(bundle_path, config["handler"], scrub)
     request = sdk.Request(request_data, _Channel(PROTO_FD).call)
     try:
         value = handle(request)
@@ -200,14 +208,16 @@ def _flush() -> None:
             pass  # the handler closed or replaced it; nothing left to save
 
 
-def _serve(config: dict) -> int:
+def _serve(config: dict, bundle_path: str, handler_problem: "_Failure | None") -> int:
     limits = config["limits"]
     payload = protocol.read_frame(PROTO_FD, limits["max_request_bytes"] + 1024)
     if payload is None:
         return EXIT_INTERNAL  # the host gave up before sending the request
     request_data = json.loads(payload)
     try:
-        frame = _invoke(config, request_data)
+        if handler_problem is not None:
+            raise handler_problem
+        frame = _invoke(config, request_data, bundle_path)
     except _Failure as failure:
         frame = protocol.dumps({"failure": {"kind": failure.kind, "trace": failure.trace,
                                             "detail": failure.detail}})
@@ -238,8 +248,11 @@ def main(config: dict, proto_fd: int, log_fd: int) -> None:
     code = EXIT_INTERNAL
     try:
         _become_child(config, proto_fd, log_fd)
-        hardening.harden(config["limits"])
-        code = _serve(config)
+        handler_problem = _check_handler_path(config)  # with full access still, before hardening
+        bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"])
+        # Everything the zygote held (its control socket, other calls' pipes, Landlock's path fds) goes now.
+        hardening.close_fds_above(PROTO_FD + 1, keep)
+        code = _serve(config, bundle_path, handler_problem)
     except MemoryError:
         code = EXIT_NO_MEMORY
     except BaseException as exc:  # last resort in a process about to _exit: report it as a platform fault

@@ -4,7 +4,8 @@ forks a fresh child for it, kills the child at its wall-clock deadline and repor
 Control socket (SOCK_SEQPACKET, one JSON message each):
   host -> zygote  {"cmd": "spawn", "id": n, "config": {...}}  with fds [protocol, log write end, report]
                   {"cmd": "kill", "id": n}
-  zygote -> host  {"ready": true, "pid": ...} once, at start
+  zygote -> host  {"ready": bool, "pid": ..., "tier": name, "selftest": {"ok", "problems", ...}} once, at
+                  start, after a probe child checked that this tier's blocks hold (ready is false if not)
 Report pipe (one per call, written only by the zygote, so the child cannot forge it; length-prefixed JSON):
   {"event": "forked"} then {"event": "exit", "exitcode": int, "timed_out": bool, "killed": bool}
   where a negative exitcode is the signal that ended the child.
@@ -18,13 +19,13 @@ import signal
 import socket
 import time
 
-from . import child, protocol
+from . import child, hardening, protocol
 
 # Imported once here so a handler's ``import json`` costs nothing in the child (copy-on-write after fork).
 PRELOAD = (
     "base64", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "functools", "hashlib",
-    "itertools", "json", "math", "random", "re", "statistics", "string", "textwrap", "typing", "uuid",
-    "zoneinfo",
+    "itertools", "json", "math", "random", "re", "statistics", "string", "textwrap", "threading", "typing",
+    "uuid", "zoneinfo",
 )
 MAX_CONTROL_MESSAGE = 64 * 1024
 
@@ -158,16 +159,27 @@ class Zygote:
             _kill_group(call)
 
 
-def main(ctrl_fd: int) -> None:
-    """Zygote entry point (called by ``boot.py``)."""
+def main(ctrl_fd: int, config: dict | None = None) -> None:
+    """Zygote entry point (called by ``boot.py``); ``config`` is the host's launch config (tier, uids)."""
+    config = config or {}
     # Python's C-locale coercion exports LC_CTYPE; the children must see an empty environment.
     os.environ.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides when we stop: it closes the socket
+    ctrl = socket.socket(fileno=ctrl_fd)
     for name in PRELOAD:
         __import__(name)
+    try:
+        confinement = hardening.prepare(config)
+    except hardening.Unavailable as exc:
+        ctrl.send(json.dumps({"ready": False, "pid": os.getpid(), "error": str(exc)}).encode())
+        return
     child.prepare()
-    ctrl = socket.socket(fileno=ctrl_fd)
-    ctrl.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    expected = config.get("child_uid") or config.get("zygote_uid")
+    selftest = hardening.self_test(expected[0] if expected else None)
+    ctrl.send(json.dumps({"ready": selftest["ok"], "pid": os.getpid(), "tier": confinement.name,
+                          "selftest": selftest}).encode())
+    if not selftest["ok"]:
+        return
     # Objects that exist now are never collected; freezing them stops the children's GC from touching (and
     # so copying) the zygote's pages.
     gc.freeze()

@@ -1,210 +1,352 @@
-"""What a hostile handler can do at this isolation tier ("rlimits": rlimits + empty environment + brokered
-data, no namespaces, seccomp or Landlock).
+"""The attack suite: what a hostile handler can do at each isolation tier.
 
-EXPECTED is the contract: each attack is either "blocked" or "open at tier rlimits". The hardening tier
-(bubblewrap/seccomp/Landlock, unprivileged uid) must flip the open rows to "blocked" and update this table.
-Each attack handler reports {"open": bool, "detail": ...}: "open" means the attack achieved its goal.
+EXPECTED is the contract, one column per tier (1 namespaces, 2 landlock-seccomp, 3 rlimits), for a host
+running the platform as root (CI's kind). A cell is OPEN (the attack achieved its goal), BLOCKED (it did
+not, however it failed), or the error that blocked it, which names the layer doing the work:
+  ENOENT       not mounted: tier 1's empty root (mount namespace); EROFS: mounted read-only there
+  EACCES       Landlock (tiers 1-2) or, at tier 3, file modes against the unprivileged sandbox uid
+  EPERM        the seccomp filter (tiers 1-2) or, at tier 3, the sandbox uid against root's processes
+  EAGAIN       RLIMIT_NPROC=0 for the sandbox uid (tier 3)
+  EMFILE, MemoryError, ValueError, HandlerFailed:handler_timeout   the resource limits (every tier)
+  ModuleNotFoundError, NotFound   no site-packages on the path / the broker's capability (every tier)
+Every row is blocked at tier 1, the strongest tier, which is what this machine runs
+(``test_this_host_runs_the_strongest_tier``).
+
+Each attack handler reports {"open": bool, "errno": name, "detail": ...}; see PRELUDE.
 """
 
 import os
+import shutil
 import socket
 import sysconfig
+import tempfile
+import threading
+import uuid
+from pathlib import Path
 
 import pytest
 
+import apps_runtime
+from apps_runtime.sandbox import BrokerError, HandlerFailed, Invocation, SandboxLimits
+
+from .bundles import write_bundle
+from .conftest import TIERS
+
+OPEN = "open"
 BLOCKED = "blocked"
-OPEN = "open at tier rlimits"
-AS_ROOT = os.geteuid() == 0  # the kernel does not apply RLIMIT_NPROC to uid 0
+AS_ROOT = os.geteuid() == 0
 
 
-def _has_capability(bit: int) -> bool:
-    with open("/proc/self/status") as f:
-        effective = next(line for line in f if line.startswith("CapEff:")).split()[1]
-    return bool(int(effective, 16) >> bit & 1)
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
-CAP_SYS_RESOURCE = 24
-MAY_RAISE_HARD_LIMITS = _has_capability(CAP_SYS_RESOURCE)  # root in a container usually lacks it
+# A local service the host reaches is reachable from tier 3; one that is not running refuses everybody.
+POSTGRES_AT_3 = OPEN if _listening(5432) else "ECONNREFUSED"
+REDIS_AT_3 = OPEN if _listening(6379) else "ECONNREFUSED"
 
 EXPECTED = {
-    "read_own_environment": BLOCKED,
-    "import_django": BLOCKED,
-    "import_django_from_the_hosts_site_packages": OPEN,  # the filesystem is not restricted yet
-    "read_etc_passwd": OPEN,
-    "read_a_file_outside_the_bundle_by_absolute_path": OPEN,  # e.g. the embedded SQLite database
-    "read_the_web_process_environment_via_proc": OPEN,  # same uid: /proc/<host pid>/environ, with its secrets
-    "write_into_the_bundle": OPEN,
-    "tcp_connect_to_a_localhost_service": OPEN,  # e.g. PostgreSQL on 127.0.0.1:5432
-    "fork": OPEN if AS_ROOT else BLOCKED,
-    "os_system": OPEN if AS_ROOT else BLOCKED,
-    "raise_own_memory_limit": OPEN if MAY_RAISE_HARD_LIMITS else BLOCKED,
-    "signal_the_zygote": OPEN,  # same uid; a handler could kill the zygote (which is then replaced)
+    # attack                                          tier 1        tier 2         tier 3
+    "read_own_environment":                          (BLOCKED,      BLOCKED,       BLOCKED),
+    "read_the_zygote_environment":                   ("ENOENT",     "EACCES",      "EACCES"),
+    "read_the_web_process_environment":              ("ENOENT",     "EACCES",      "EACCES"),
+    "read_pid_1_environment":                        ("ENOENT",     "EACCES",      "EACCES"),
+    "read_etc_passwd":                               ("ENOENT",     "EACCES",      OPEN),
+    "read_the_database_file":                        ("ENOENT",     "EACCES",      "EACCES"),
+    "read_a_var_secret":                             ("ENOENT",     "EACCES",      "EACCES"),
+    "read_the_project_source":                       ("ENOENT",     "EACCES",      OPEN),
+    "read_another_apps_bundle":                      ("EACCES",     "EACCES",      OPEN),
+    "import_django":                                 ("ModuleNotFoundError",) * 3,
+    "import_django_from_the_hosts_site_packages":    ("ModuleNotFoundError", "ModuleNotFoundError", OPEN),
+    "write_into_the_bundle":                         ("EROFS",      "EACCES",      "EACCES"),
+    "write_outside_the_scratch_dir":                 ("EACCES",     "EACCES",      OPEN),
+    "tcp_connect_to_postgresql":                     ("EPERM",      "EPERM",       POSTGRES_AT_3),
+    "tcp_connect_to_redis":                          ("EPERM",      "EPERM",       REDIS_AT_3),
+    "tcp_connect_to_the_platforms_own_port":         ("EPERM",      "EPERM",       OPEN),
+    "connect_to_a_unix_socket_of_the_host":          ("EPERM",      "EPERM",       OPEN),
+    "fork":                                          ("EPERM",      "EPERM",       "EAGAIN"),
+    "exec_a_shell":                                  ("EPERM",      "EPERM",       "EAGAIN"),
+    "run_a_command_with_os_system":                  (BLOCKED,      BLOCKED,       BLOCKED),
+    "create_a_user_namespace":                       ("EPERM",      "EPERM",       OPEN),
+    "signal_the_zygote":                             ("EPERM",      "EPERM",       "EPERM"),
+    "signal_the_web_process":                        ("EPERM",      "EPERM",       "EPERM"),
+    "signal_a_concurrent_handler":                   ("EPERM",      "EPERM",       OPEN),
+    "ptrace_the_zygote":                             ("EPERM",      "EPERM",       "EPERM"),
+    "open_the_zygotes_memory":                       ("ENOENT",     "EACCES",      "EACCES"),
+    "raise_own_memory_limit":                        ("ValueError",) * 3,
+    "exhaust_memory":                                ("MemoryError",) * 3,
+    "exhaust_cpu":                                   ("HandlerFailed:handler_timeout",) * 3,
+    "exhaust_file_descriptors":                      ("EMFILE",) * 3,
+    "reach_another_tenants_records":                 ("NotFound",) * 3,
 }
+
+PRELUDE = '''
+import ctypes, errno, os, socket, sys
+
+
+def _outcome(attempt):
+    try:
+        result = attempt()
+    except OSError as exc:
+        return {"open": False, "errno": errno.errorcode.get(exc.errno, str(exc.errno)), "detail": repr(exc)}
+    except BaseException as exc:
+        return {"open": False, "errno": type(exc).__name__, "detail": repr(exc)}
+    return {"open": bool(result), "errno": None, "detail": repr(result)[:300]}
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        f.read(64)
+    return True
+
+
+def _write(path):
+    with open(path, "w") as f:
+        f.write("planted")
+    return True
+
+
+def _connect(family, address):
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(2)
+        s.connect(address)
+    return True
+
+
+def _fork():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return True
+
+
+def _spin():
+    while True:
+        pass
+
+
+def _libc_call(name, *args):
+    libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+    return True
+'''
 
 ATTACKS = {
-    "read_own_environment": """
-        import os
-
-        def handle(request):
-            with open("/proc/self/environ", "rb") as f:
-                initial = f.read()
-            return {"open": bool(os.environ) or bool(initial), "detail": sorted(os.environ)}
-    """,
-    "import_django": """
-        def handle(request):
-            try:
-                from django.conf import settings  # noqa: F401
-            except ImportError as exc:
-                return {"open": False, "detail": str(exc)}
-            return {"open": True, "detail": "imported"}
-    """,
-    "import_django_from_the_hosts_site_packages": """
-        import sys
-
-        def handle(request):
-            sys.path.append(request.body["site_packages"])
-            try:
-                import django
-            except ImportError as exc:
-                return {"open": False, "detail": str(exc)}
-            return {"open": True, "detail": django.get_version()}
-    """,
-    "read_etc_passwd": """
-        def handle(request):
-            try:
-                with open("/etc/passwd") as f:
-                    return {"open": "root:" in f.read(), "detail": "read"}
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-    """,
-    "read_a_file_outside_the_bundle_by_absolute_path": """
-        def handle(request):
-            try:
-                with open(request.body["path"], "rb") as f:
-                    return {"open": b"tenant-b-secret" in f.read(), "detail": "read"}
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-    """,
-    "read_the_web_process_environment_via_proc": """
-        import os
-
-        def handle(request):
-            try:
-                with open(f"/proc/{os.getppid()}/stat") as f:
-                    host_pid = int(f.read().rsplit(")", 1)[1].split()[1])  # the zygote's parent
-                with open(f"/proc/{host_pid}/environ", "rb") as f:
-                    environ = f.read()
-                return {"open": request.body["host_env_name"].encode() + b"=" in environ, "detail": host_pid}
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-    """,
-    "write_into_the_bundle": """
-        import os, sys
-
-        def handle(request):
-            try:
-                with open(os.path.join(sys.path[0], "planted.py"), "w") as f:
-                    f.write("PLANTED = True\\n")
-                return {"open": True, "detail": "wrote"}
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-    """,
-    "tcp_connect_to_a_localhost_service": """
-        import socket
-
-        def handle(request):
-            try:
-                with socket.create_connection(("127.0.0.1", request.body["port"]), timeout=2):
-                    return {"open": True, "detail": "connected"}
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-    """,
-    "fork": """
-        import os
-
-        def handle(request):
-            try:
-                pid = os.fork()
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-            if pid == 0:
-                os._exit(0)
-            os.waitpid(pid, 0)
-            return {"open": True, "detail": "forked"}
-    """,
-    "os_system": """
-        import os
-
-        def handle(request):
-            status = os.system("id")
-            return {"open": status == 0, "detail": status}
-    """,
-    "raise_own_memory_limit": """
-        import resource
-
-        def handle(request):
-            try:
-                resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-            except (ValueError, OSError) as exc:
-                return {"open": False, "detail": repr(exc)}
-            return {"open": True, "detail": "raised"}
-    """,
-    "signal_the_zygote": """
-        import os
-
-        def handle(request):
-            try:
-                os.kill(os.getppid(), 0)  # signal 0: checks the permission to signal, harms nothing
-            except OSError as exc:
-                return {"open": False, "detail": repr(exc)}
-            return {"open": True, "detail": "may signal"}
-    """,
+    "read_own_environment": "lambda: dict(os.environ)",
+    "read_the_zygote_environment": 'lambda: _read(f"/proc/{os.getppid()}/environ")',
+    "read_the_web_process_environment": 'lambda: _read(f"/proc/{body[\'host_pid\']}/environ")',
+    "read_pid_1_environment": 'lambda: _read("/proc/1/environ")',
+    "read_etc_passwd": 'lambda: _read("/etc/passwd")',
+    "read_the_database_file": 'lambda: _read(body["database"])',
+    "read_a_var_secret": 'lambda: _read(body["secret"])',
+    "read_the_project_source": 'lambda: _read(body["source"])',
+    "read_another_apps_bundle": 'lambda: _read(body["other_bundle_file"])',
+    "import_django": 'lambda: __import__("django")',
+    "import_django_from_the_hosts_site_packages":
+        'lambda: sys.path.append(body["site_packages"]) or __import__("django")',
+    "write_into_the_bundle": 'lambda: _write(os.path.join(sys.path[0], "planted.py"))',
+    "write_outside_the_scratch_dir": 'lambda: _write(body["tmp_file"])',
+    "tcp_connect_to_postgresql": 'lambda: _connect(socket.AF_INET, ("127.0.0.1", 5432))',
+    "tcp_connect_to_redis": 'lambda: _connect(socket.AF_INET, ("127.0.0.1", 6379))',
+    "tcp_connect_to_the_platforms_own_port": 'lambda: _connect(socket.AF_INET, ("127.0.0.1", body["port"]))',
+    "connect_to_a_unix_socket_of_the_host": 'lambda: _connect(socket.AF_UNIX, body["unix_socket"])',
+    "fork": "_fork",
+    "exec_a_shell": 'lambda: os.execv("/bin/sh", ["sh", "-c", "echo EXECUTED-A-SHELL"])',
+    "run_a_command_with_os_system": 'lambda: os.system("echo RAN-A-COMMAND") == 0',
+    "create_a_user_namespace": 'lambda: _libc_call("unshare", 0x10000000)',  # CLONE_NEWUSER
+    "signal_the_zygote": "lambda: os.kill(os.getppid(), 0) or True",
+    "signal_the_web_process": 'lambda: os.kill(body["host_pid"], 0) or True',
+    "signal_a_concurrent_handler": 'lambda: os.kill(body["victim_pid"], 0) or True',
+    "ptrace_the_zygote": (  # PTRACE_ATTACH, then PTRACE_DETACH if it worked
+        'lambda: _libc_call("ptrace", 16, os.getppid(), 0, 0)'
+        ' and _libc_call("ptrace", 17, os.getppid(), 0, 0)'
+    ),
+    "open_the_zygotes_memory": 'lambda: open(f"/proc/{os.getppid()}/mem", "rb").close() or True',
+    "raise_own_memory_limit": (
+        "lambda: __import__('resource').setrlimit(__import__('resource').RLIMIT_AS, (-1, -1)) or True"
+    ),
+    "exhaust_memory": "lambda: len(bytearray(2 << 30))",
+    "exhaust_cpu": "_spin",
+    "exhaust_file_descriptors": "lambda: [os.dup(0) for _ in range(100_000)]",
+    "reach_another_tenants_records": 'lambda: request.records.get("cases", body["other_tenants_record"])',
 }
 
 
-@pytest.fixture
-def localhost_service():
-    """A listening TCP socket standing in for a database on localhost."""
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        yield server.getsockname()[1]
+def handler_source(attack: str) -> str:
+    return PRELUDE + f"""
+
+def handle(request):
+    body = request.body
+    return _outcome({ATTACKS[attack]})
+"""
 
 
 @pytest.fixture
-def tenant_b_database(tmp_path):
-    """A file outside the bundle, standing in for the embedded SQLite database."""
-    path = tmp_path / "db.sqlite3"
-    path.write_bytes(b"SQLite format 3\x00 tenant-b-secret")
-    return str(path)
+def targets(bundles_root):
+    """What the attacks aim at, standing in for the platform's own assets."""
+    var = Path(tempfile.mkdtemp(prefix="sandbox-var-"))
+    var.chmod(0o711)  # traversable, so only the files' own modes protect them (as the platform must set)
+    database = var / "platform.sqlite3"
+    database.write_bytes(b"SQLite format 3\x00 tenant-b-secret")
+    database.chmod(0o600)
+    secret = var / "dev-secret-key"
+    secret.write_text("django-insecure-secret")
+    secret.chmod(0o600)
+    other_bundle = Path(tempfile.mkdtemp(prefix="other-app-", dir=bundles_root))
+    other_bundle.chmod(0o755)
+    (other_bundle / "secret.py").write_text("API_KEY = 'tenant-b-secret'\n")
+    (other_bundle / "secret.py").chmod(0o644)
+    unix_path = var / "service.sock"
+    unix_server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_server.bind(str(unix_path))
+    unix_path.chmod(0o777)
+    unix_server.listen()
+    tcp_server = socket.create_server(("127.0.0.1", 0))
+    tmp_file = Path("/tmp") / f"sandbox-attack-{uuid.uuid4().hex}"
+    body = {
+        "host_pid": os.getpid(),
+        "database": str(database),
+        "secret": str(secret),
+        "source": str(Path(apps_runtime.__file__).parent / "dispatch.py"),
+        "other_bundle_file": str(other_bundle / "secret.py"),
+        "site_packages": sysconfig.get_paths()["purelib"],
+        "tmp_file": str(tmp_file),
+        "port": tcp_server.getsockname()[1],
+        "unix_socket": str(unix_path),
+        "other_tenants_record": "b-1",
+    }
+    assert os.path.exists(body["source"])
+    yield body
+    tcp_server.close()
+    unix_server.close()
+    tmp_file.unlink(missing_ok=True)
+    shutil.rmtree(var, ignore_errors=True)
+    shutil.rmtree(other_bundle, ignore_errors=True)
 
 
-def test_every_attack_has_an_expectation():
+def tenant_a_broker(op: str, args: dict):
+    """Tenant A's capability: the broker resolves ids within tenant A only."""
+    records = {"a-1": {"id": "a-1", "tenant": "a"}}
+    if op == "records.get" and args.get("id") in records:
+        return records[args["id"]]
+    raise BrokerError("not_found", "no such record")
+
+
+def observe(result) -> tuple[str, str]:
+    """(OPEN or BLOCKED, how) from a handler's outcome or failure."""
+    if isinstance(result, HandlerFailed):
+        if "EXECUTED-A-SHELL" in result.logs or "RAN-A-COMMAND" in result.logs:
+            return OPEN, "the shell ran"
+        return BLOCKED, f"HandlerFailed:{result.kind}"
+    body = result.body
+    return (OPEN if body["open"] else BLOCKED), body["errno"] or body["detail"]
+
+
+def attempt(box, bundle_dir, attack: str, body: dict):
+    write_bundle(bundle_dir, {"server/attack.py": handler_source(attack)})
+    limits = SandboxLimits(timeout_ms=300) if attack == "exhaust_cpu" else SandboxLimits()
+    invocation = Invocation(str(bundle_dir), "server/attack.py", {"body": body}, limits)
+    try:
+        return box.run(invocation, tenant_a_broker)
+    except HandlerFailed as failed:
+        return failed
+
+
+def attempt_on_a_concurrent_handler(box, bundle_dir, body: dict):
+    """Start a victim handler that reports its pid and waits, then attack it from another handler."""
+    write_bundle(bundle_dir, {"server/victim.py": """
+        import os
+
+        def handle(request):
+            request.records.get("pid", str(os.getpid()))
+            request.records.get("wait", "")  # answered once the attack is over
+            return "survived"
+    """})
+    victim_pid: list[int] = []
+    reported, attacked = threading.Event(), threading.Event()
+
+    def victim_broker(op, args):
+        if args["collection"] == "pid":
+            victim_pid.append(int(args["id"]))
+            reported.set()
+        else:
+            attacked.wait(10)
+        return {}
+
+    victim_result = []
+    victim = threading.Thread(target=lambda: victim_result.append(
+        box.run(Invocation(str(bundle_dir), "server/victim.py", {}), victim_broker)))
+    victim.start()
+    try:
+        assert reported.wait(10), "the victim handler did not start"
+        return attempt(box, bundle_dir, "signal_a_concurrent_handler", {**body, "victim_pid": victim_pid[0]})
+    finally:
+        attacked.set()
+        victim.join(10)
+        assert victim_result and victim_result[0].body == "survived"
+
+
+def run_attack(box, bundle_dir, attack: str, body: dict):
+    if attack == "signal_a_concurrent_handler":
+        return attempt_on_a_concurrent_handler(box, bundle_dir, body)
+    return attempt(box, bundle_dir, attack, body)
+
+
+def check(expected: str, result) -> None:
+    observed, how = observe(result)
+    if expected == OPEN:
+        assert observed == OPEN, f"expected the attack to succeed at this tier, it failed: {how}"
+    elif expected == BLOCKED:
+        assert observed == BLOCKED, f"the attack succeeded: {how}"
+    else:
+        assert (observed, how) == (BLOCKED, expected), f"expected blocked by {expected}: {observed}, {how}"
+
+
+def test_every_attack_has_an_expectation_per_tier():
     assert set(ATTACKS) == set(EXPECTED)
+    assert all(len(row) == len(TIERS) for row in EXPECTED.values())
+
+
+def test_this_host_runs_the_strongest_tier(sandbox):
+    """CI's host (this kind of machine, as root, with bubblewrap): the probe must pick tier 1."""
+    assert sandbox.tier == "namespaces", sandbox.tier_report
+    assert all(row[0] != OPEN for row in EXPECTED.values())
 
 
 @pytest.mark.parametrize("attack", sorted(EXPECTED))
-def test_attack_behaves_as_expected_at_this_tier(run_handler, attack, localhost_service, tenant_b_database):
-    with open("/proc/self/environ", "rb") as f:  # what /proc shows: the environment this process started with
-        host_env_names = [entry.split(b"=", 1)[0].decode() for entry in f.read().split(b"\0") if entry]
-    if attack == "read_the_web_process_environment_via_proc" and not host_env_names:
-        pytest.skip("this test process started with an empty environment")
-    body = {
-        "host_env_name": host_env_names[0] if host_env_names else "",
-        "site_packages": sysconfig.get_paths()["purelib"],
-        "path": tenant_b_database,
-        "port": localhost_service,
-    }
+def test_attack_is_blocked_by_the_sandbox_the_platform_runs(sandbox, bundle_dir, targets, attack):
+    """The probed sandbox, as the platform gets it from get_sandbox(): every row is blocked."""
+    result = run_attack(sandbox, bundle_dir, attack, targets)
 
-    outcome = run_handler(ATTACKS[attack], {"body": body})
-
-    observed = OPEN if outcome.body["open"] else BLOCKED
-    assert observed == EXPECTED[attack], outcome.body["detail"]
+    check(EXPECTED[attack][sandbox.tier_level - 1], result)
+    assert observe(result)[0] == BLOCKED
 
 
-def test_os_system_output_goes_to_the_logs_not_the_protocol(run_handler):
-    if not AS_ROOT:
-        pytest.skip("subprocesses are blocked by RLIMIT_NPROC for an unprivileged uid")
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("attack", sorted(EXPECTED))
+def test_attack_at_each_forced_tier(sandbox_at, bundle_dir, targets, attack, tier):
+    if tier == 3 and not AS_ROOT:
+        pytest.skip("tier 3's expectations assume the platform runs as root (and drops to the sandbox uid)")
+    result = run_attack(sandbox_at(tier), bundle_dir, attack, targets)
 
-    outcome = run_handler(ATTACKS["os_system"])
+    check(EXPECTED[attack][tier - 1], result)
 
-    assert outcome.body["open"] is True
+
+def test_subprocess_output_would_go_to_the_logs_not_the_protocol(run_at):
+    """With every block lifted (tier 4, a bare fork), a subprocess still cannot corrupt the protocol."""
+    outcome = run_at(4, """
+        import os
+
+        def handle(request):
+            return os.system("id")
+    """)
+
+    assert outcome.body == 0
     assert "uid=" in outcome.logs

@@ -3,6 +3,10 @@
 import json
 import os
 
+import pytest
+
+from .conftest import TIERS
+
 
 def test_environment_is_empty_inside_the_handler(run_handler):
     os.environ["SANDBOX_TEST_SECRET"] = "s3cr3t"  # a host secret the child must never see
@@ -11,8 +15,11 @@ def test_environment_is_empty_inside_the_handler(run_handler):
             import os
 
             def handle(request):
-                with open("/proc/self/environ", "rb") as f:
-                    initial = f.read().decode()
+                try:  # no /proc at tier 1, and Landlock refuses it at tier 2
+                    with open("/proc/self/environ", "rb") as f:
+                        initial = f.read().decode()
+                except OSError:
+                    initial = ""
                 return {"environ": dict(os.environ), "initial": initial}
         """)
     finally:
@@ -104,14 +111,34 @@ def test_bundle_module_named_like_a_sandbox_module_is_the_bundles_own(run_handle
     assert outcome.body == ["tenant protocol", "tenant child"]
 
 
+FD_LISTING = """
+    import os, stat
+
+    def handle(request):
+        found = {}
+        for fd in range(1024):
+            try:
+                mode = os.fstat(fd).st_mode
+            except OSError:
+                continue
+            found[fd] = "dir" if stat.S_ISDIR(mode) else "other"
+        return found
+"""
+
+
 def test_child_has_only_its_log_and_protocol_fds(run_handler):
-    outcome = run_handler("""
-        import os
+    outcome = run_handler(FD_LISTING)
 
-        def handle(request):
-            return sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
-    """)
+    # 0 stdin (/dev/null), 1+2 log pipe, 3 protocol
+    assert outcome.body == {"0": "other", "1": "other", "2": "other", "3": "other"}
 
-    # 0 stdin (/dev/null), 1+2 log pipe, 3 protocol, and the fd listdir itself opened
-    assert outcome.body[:4] == [0, 1, 2, 3]
-    assert len(outcome.body) <= 5
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_beyond_the_protocol_fds_a_child_holds_only_read_only_directory_handles(run_at, tier):
+    outcome = run_at(tier, FD_LISTING)
+
+    # Below tier 1, a child that drops to the sandbox uid reaches the stdlib and its bundle through O_PATH
+    # handles (boot.py): directories, opened read-only, that Landlock confines at tier 2.
+    assert {fd: kind for fd, kind in outcome.body.items() if int(fd) <= 3} == dict.fromkeys("0123", "other")
+    assert set(outcome.body.values()) - {"other"} <= {"dir"}
+    assert all(int(fd) > 3 for fd, kind in outcome.body.items() if kind == "dir")

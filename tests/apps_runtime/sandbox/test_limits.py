@@ -7,6 +7,7 @@ import pytest
 from apps_runtime.sandbox import HandlerFailed, Invocation, RequestTooLarge, SandboxLimits
 
 from .bundles import refuse_data_calls, write_bundle
+from .conftest import TIERS
 
 OK_HANDLER = "def handle(request):\n    return 'next call works'\n"
 
@@ -89,8 +90,10 @@ def test_growing_memory_until_exhausted_hits_the_resource_limit(run_handler):
     assert failed.value.kind == "handler_resource_limit"
 
 
-def test_child_runs_under_the_rlimits_of_its_invocation(run_handler):
-    outcome = run_handler(
+@pytest.mark.parametrize("tier", TIERS)
+def test_child_runs_under_the_rlimits_of_its_invocation(run_at, tier):
+    outcome = run_at(
+        tier,
         """
         import resource
 
@@ -102,14 +105,16 @@ def test_child_runs_under_the_rlimits_of_its_invocation(run_handler):
         memory_mb=200,
     )
 
+    nproc = outcome.body.pop("RLIMIT_NPROC")
     assert outcome.body == {
         "RLIMIT_CPU": [3, 4],  # ceil(1.5 s) + 1 s soft (SIGXCPU), then SIGKILL one second later
         "RLIMIT_AS": [200 << 20, 200 << 20],
-        "RLIMIT_NPROC": [0, 0],
         "RLIMIT_NOFILE": [64, 64],
         "RLIMIT_FSIZE": [16 << 20, 16 << 20],
         "RLIMIT_CORE": [0, 0],
     }
+    # Tier 3 stops new processes with RLIMIT_NPROC=0; above it seccomp does, and threads stay possible.
+    assert (nproc == [0, 0]) == (tier == 3)
 
 
 def test_death_by_sigxcpu_is_a_resource_limit(run_handler):

@@ -13,21 +13,44 @@ from pathlib import Path
 import pytest
 
 import apps_runtime.sandbox
-from apps_runtime.sandbox import HandlerFailed, Invocation, Sandbox, SandboxLimits, get_sandbox
+from apps_runtime.sandbox import (
+    HandlerFailed,
+    Invocation,
+    Sandbox,
+    SandboxLimits,
+    configure_sandbox,
+    get_sandbox,
+)
 
 from .bundles import refuse_data_calls, write_bundle
+from .conftest import TIERS
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 RUNTIME_DIR = Path(apps_runtime.sandbox.__file__).parent / "runtime"
 ECHO = "def handle(request):\n    return {'echo': request.body}\n"
 
 
-@pytest.fixture
-def own_sandbox(tmp_path):
-    """A Sandbox of the test's own, for tests that break its zygote."""
-    box = Sandbox(scratch_root=str(tmp_path / "scratch"))
+@pytest.fixture(params=TIERS, ids=[f"tier{level}" for level in TIERS])
+def own_sandbox(request, tmp_path, bundles_root):
+    """A Sandbox of the test's own (at each tier), for tests that break its zygote."""
+    box = Sandbox(scratch_root=str(tmp_path / "scratch"), bundle_root=str(bundles_root), tier=request.param)
+    assert box.tier_level == request.param
     yield box
     box.close()
+
+
+def sandbox_processes(zygote_pid: int) -> set[int]:
+    """Host pids of every process in the zygote's PID namespace (just the zygote's tree below tier 1)."""
+    own_ns = os.readlink(f"/proc/{zygote_pid}/ns/pid")
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry}/ns/pid") == own_ns:
+                    found.add(int(entry))
+            except OSError:
+                pass
+    return found if own_ns != os.readlink("/proc/self/ns/pid") else {zygote_pid}
 
 
 def echo_invocation(bundle_dir, body=None, **limits) -> Invocation:
@@ -64,8 +87,8 @@ def test_concurrent_calls_each_get_their_own_answer(sandbox, bundle_dir):
     assert results == [({"n": n, "got": {"for": n}, "printed": None}, f"{n}\n") for n in range(48)]
 
 
-def test_a_timeout_does_not_disturb_concurrent_calls(sandbox, bundle_dir, tmp_path):
-    spin_dir = tmp_path / "spin"
+def test_a_timeout_does_not_disturb_concurrent_calls(sandbox, bundle_dir, bundles_root):
+    spin_dir = bundles_root / f"{bundle_dir.name}-spin"
     write_bundle(spin_dir, {"h.py": "def handle(request):\n    while True:\n        pass\n"})
 
     invocations = [echo_invocation(bundle_dir, {"i": i}) for i in range(20)]
@@ -97,19 +120,20 @@ def test_zygote_dying_mid_call_fails_that_call_as_unavailable(own_sandbox, bundl
         bundle_dir,
         {
             "h.py": """
-        import os, signal
-
         def handle(request):
             request.records.get("cases", "1")  # a data call happened: the call must not be retried
-            os.kill(os.getppid(), signal.SIGKILL)
             while True:
                 pass
     """
         },
     )
 
+    def broker(op, args):  # the zygote crashes while the handler runs (a handler itself may not kill it)
+        os.kill(own_sandbox.zygote_pid, signal.SIGKILL)
+        return {}
+
     with pytest.raises(HandlerFailed) as failed:
-        own_sandbox.run(Invocation(str(bundle_dir), "h.py", {}, SandboxLimits()), lambda op, args: {})
+        own_sandbox.run(Invocation(str(bundle_dir), "h.py", {}, SandboxLimits()), broker)
 
     assert failed.value.kind == "sandbox_unavailable"
     assert own_sandbox.run(echo_invocation(bundle_dir), refuse_data_calls).body == {"echo": {}}
@@ -118,6 +142,7 @@ def test_zygote_dying_mid_call_fails_that_call_as_unavailable(own_sandbox, bundl
 def test_unresponsive_zygote_is_killed_at_the_backstop_and_replaced(own_sandbox, bundle_dir):
     own_sandbox.run(echo_invocation(bundle_dir), refuse_data_calls)
     stuck = own_sandbox.zygote_pid
+    old_sandbox = sandbox_processes(stuck)  # at tier 1: bubblewrap's init, the zygote
     os.kill(stuck, signal.SIGSTOP)
 
     started = time.monotonic()
@@ -130,6 +155,7 @@ def test_unresponsive_zygote_is_killed_at_the_backstop_and_replaced(own_sandbox,
     assert own_sandbox.zygote_pid != stuck
     with pytest.raises(ProcessLookupError):
         os.kill(stuck, 0)
+    assert not {pid for pid in old_sandbox if os.path.exists(f"/proc/{pid}")}  # the whole sandbox is gone
 
 
 def test_close_stops_the_zygote_and_removes_the_scratch_root(bundle_dir):
@@ -172,6 +198,26 @@ def test_get_sandbox_is_one_instance_per_process():
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+def test_configure_sandbox_sets_the_options_of_the_process_wide_instance(bundles_root, bundle_dir):
+    before = get_sandbox()
+    try:
+        configure_sandbox(bundle_root=str(bundles_root), min_tier="namespaces", max_concurrent_per_tenant=2)
+        box = get_sandbox()
+
+        assert box is not before and box.bundle_root == str(bundles_root)
+        assert box.tier == "namespaces"
+        assert box.run(echo_invocation(bundle_dir, {"via": "get_sandbox"}), refuse_data_calls).body == {
+            "echo": {"via": "get_sandbox"}
+        }
+        with pytest.raises(TypeError):
+            configure_sandbox(no_such_option=1)
+        with pytest.raises(ValueError):
+            configure_sandbox(min_tier="paranoid")
+        assert get_sandbox() is box  # a refused configuration changes nothing
+    finally:
+        configure_sandbox()
+
+
 def test_importing_the_sandbox_imports_nothing_from_django_or_the_platform():
     script = (
         "import sys, apps_runtime.sandbox\n"
@@ -207,3 +253,31 @@ def test_child_side_runtime_uses_only_the_standard_library():
             else:
                 continue
             assert all(root in sys.stdlib_module_names for root in roots), (path.name, roots)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_many_calls_in_flight_at_once(sandbox_at, bundle_dir, tier):
+    """More calls in flight than a child may hold fds (the zygote keeps two per call): all still run."""
+    write_bundle(bundle_dir, {"server/held.py": """
+        def handle(request):
+            request.records.get("gate", "wait")
+            return request.body["n"]
+    """})
+    arrived, release = threading.Semaphore(0), threading.Event()
+
+    def broker(op, args):
+        arrived.release()
+        assert release.wait(30)
+        return {}
+
+    calls = 48
+    with ThreadPoolExecutor(max_workers=calls) as pool:
+        box = sandbox_at(tier)
+        results = [
+            pool.submit(box.run, Invocation(str(bundle_dir), "server/held.py", {"body": {"n": n}}), broker)
+            for n in range(calls)
+        ]
+        for _ in range(calls):
+            assert arrived.acquire(timeout=30)
+        release.set()
+        assert [r.result().body for r in results] == list(range(calls))

@@ -1,0 +1,240 @@
+"""Isolation tiers: the start-up probe, the minimum tier, forcing a tier, and what works at each tier."""
+
+import logging
+import os
+
+import pytest
+
+from apps_runtime.sandbox import HandlerFailed, Invocation, Sandbox, SandboxUnavailable
+from apps_runtime.sandbox.tiers import parse_tier
+
+from .bundles import refuse_data_calls, write_bundle
+from .conftest import TIERS
+
+AS_ROOT = os.geteuid() == 0
+ECHO = "def handle(request):\n    return {'echo': request.body}\n"
+
+
+@pytest.fixture
+def echo(bundle_dir) -> Invocation:
+    write_bundle(bundle_dir, {"server/echo.py": ECHO})
+    return Invocation(str(bundle_dir), "server/echo.py", {"body": {"hello": "world"}})
+
+
+@pytest.fixture
+def make_sandbox(bundles_root, tmp_path):
+    boxes = []
+
+    def make(**options) -> Sandbox:
+        options.setdefault("bundle_root", str(bundles_root))
+        box = Sandbox(scratch_root=str(tmp_path / f"scratch-{len(boxes)}"), **options)
+        boxes.append(box)
+        return box
+
+    yield make
+    for box in boxes:
+        box.close()
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_every_tier_is_available_on_this_host(sandbox_at, tier):
+    # sandbox_at fails the test (it does not skip it) when the tier cannot start here.
+    assert sandbox_at(tier).tier_level == tier
+
+
+def test_the_probe_picks_the_strongest_tier_and_logs_it(make_sandbox, echo, caplog):
+    box = make_sandbox()
+    with caplog.at_level(logging.INFO, logger="apps_runtime.sandbox"):
+        assert box.tier == "namespaces"
+
+    assert box.tier_report == {"tier 1 (namespaces)": "ok"}
+    assert box.run(echo, refuse_data_calls).body == {"echo": {"hello": "world"}}
+    assert "isolation tier 1 (namespaces)" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_without_bubblewrap_the_probe_falls_back_to_tier_2_with_a_warning(make_sandbox, echo, caplog):
+    box = make_sandbox(bwrap="/nonexistent/bwrap")
+    with caplog.at_level(logging.INFO, logger="apps_runtime.sandbox"):
+        assert box.tier == "landlock-seccomp"
+
+    assert "bubblewrap is not installed" in box.tier_report["tier 1 (namespaces)"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("tier 2 (landlock-seccomp)" in m and "bubblewrap is not installed" in m for m in warnings)
+    assert box.run(echo, refuse_data_calls).body == {"echo": {"hello": "world"}}
+
+
+def test_without_a_bundle_root_tier_1_is_unavailable(tmp_path):
+    box = Sandbox(scratch_root=str(tmp_path / "scratch"))
+    try:
+        assert box.tier == "landlock-seccomp"
+        assert "no bundle_root" in box.tier_report["tier 1 (namespaces)"]
+    finally:
+        box.close()
+
+
+def test_below_the_minimum_tier_the_sandbox_refuses_to_start(make_sandbox, echo, caplog):
+    box = make_sandbox(bwrap="/nonexistent/bwrap", min_tier="namespaces")
+
+    with pytest.raises(SandboxUnavailable) as refused:
+        box.start()
+
+    assert "tier 1 (namespaces)" in str(refused.value)
+    assert "bubblewrap is not installed" in str(refused.value)
+    assert set(refused.value.report) == {"tier 1 (namespaces)"}
+    with pytest.raises(SandboxUnavailable):  # and keeps refusing, without probing again
+        box.start()
+    with pytest.raises(HandlerFailed) as failed:  # calls fail as 503s
+        box.run(echo, refuse_data_calls)
+    assert failed.value.kind == "sandbox_unavailable"
+    assert failed.value.http_status == 503
+    assert any(r.levelno == logging.ERROR and "no isolation tier" in r.getMessage() for r in caplog.records)
+
+
+def test_a_forced_tier_weaker_than_the_minimum_is_refused(make_sandbox):
+    with pytest.raises(SandboxUnavailable, match="weaker than the minimum"):
+        make_sandbox(tier="rlimits", min_tier="landlock-seccomp").start()
+
+
+def test_a_forced_tier_that_cannot_start_is_refused_not_replaced(make_sandbox):
+    box = make_sandbox(tier=1, bwrap="/nonexistent/bwrap")
+
+    with pytest.raises(SandboxUnavailable, match="no forced isolation tier"):
+        box.start()
+    assert list(box.tier_report) == ["tier 1 (namespaces)"]
+
+
+def test_the_unconfined_tier_needs_min_tier_4(make_sandbox, echo):
+    with pytest.raises(SandboxUnavailable):
+        make_sandbox(tier="unconfined").start()
+
+    box = make_sandbox(tier="unconfined", min_tier=4)
+    assert box.tier == "unconfined"
+    assert box.run(echo, refuse_data_calls).body == {"echo": {"hello": "world"}}
+
+
+def test_tiers_parse_from_numbers_and_names():
+    values = (1, "2", "rlimits", " Namespaces ", "landlock-seccomp", 4)
+    assert [parse_tier(v) for v in values] == [1, 2, 3, 1, 2, 4]
+    for bad in (0, 5, "strong", True, None):
+        with pytest.raises(ValueError):
+            parse_tier(bad)
+    with pytest.raises(ValueError):
+        Sandbox(min_tier="paranoid")
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the uid drop happens only when the platform runs as root")
+def test_tier_1_zygote_is_the_sandbox_uid_on_the_host_in_its_own_namespaces(sandbox_at):
+    zygote = sandbox_at(1).zygote_pid
+    with open(f"/proc/{zygote}/status") as f:
+        status = dict(line.split(":", 1) for line in f)
+
+    assert status["Uid"].split() == ["65534"] * 4
+    assert status["Gid"].split() == ["65534"] * 4
+    assert status["CapEff"].strip() == "0000000000000000"
+    assert status["NoNewPrivs"].strip() == "1"
+    assert status["NSpid"].split()[1] == "1"  # pid 1 of its own PID namespace
+    for ns in ("mnt", "net", "pid", "ipc", "uts"):
+        assert os.readlink(f"/proc/{zygote}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}"), ns
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_handlers_run_as_the_sandbox_uid_when_the_platform_is_root(run_at, tier):
+    outcome = run_at(tier, """
+        import os
+
+        def handle(request):
+            return {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups()}
+    """)
+
+    if AS_ROOT:
+        assert outcome.body == {"uid": 65534, "gid": 65534, "groups": []}
+    else:
+        assert outcome.body["uid"] == os.getuid()
+
+
+# -- what still works at each tier -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_standard_library_works_at_every_tier(run_at, tier):
+    outcome = run_at(tier, """
+        import asyncio, csv, io, os, sqlite3, tempfile, zoneinfo
+        from datetime import datetime
+
+        async def double(n):
+            await asyncio.sleep(0)
+            return 2 * n
+
+        def handle(request):
+            db = sqlite3.connect(":memory:")  # an extension module and a system library, loaded lazily
+            db.execute("create table t (n)")
+            db.execute("insert into t values (21)")
+            rows = list(csv.reader(io.StringIO("a,b\\n1,2\\n")))
+            with tempfile.TemporaryFile() as f:  # in the scratch dir
+                f.write(b"scratch")
+                f.seek(0)
+                scratch = f.read().decode()
+            with open("kept.txt", "w") as f:
+                f.write("cwd is writable")
+            paris = zoneinfo.ZoneInfo("Europe/Paris")
+            return {
+                "sqlite": db.execute("select n from t").fetchone()[0],
+                "csv": rows,
+                "asyncio": asyncio.run(double(21)),  # its self-pipe is an AF_UNIX socketpair
+                "zoneinfo": datetime(2024, 1, 1, tzinfo=paris).utcoffset().seconds,
+                "scratch": scratch,
+                "cwd": open("kept.txt").read(),
+            }
+    """)
+
+    assert outcome.body == {"sqlite": 21, "csv": [["a", "b"], ["1", "2"]], "asyncio": 42, "zoneinfo": 3600,
+                            "scratch": "scratch", "cwd": "cwd is writable"}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_threads_work_except_at_tier_3(run_at, tier):
+    outcome = run_at(tier, """
+        import threading
+
+        def handle(request):
+            results = []
+            try:
+                workers = [threading.Thread(target=results.append, args=(n,)) for n in range(4)]
+                for w in workers:
+                    w.start()
+                for w in workers:
+                    w.join()
+            except RuntimeError as exc:
+                return {"error": str(exc)}
+            return {"results": sorted(results)}
+    """)
+
+    if tier == 3 and AS_ROOT:  # RLIMIT_NPROC=0 counts threads too; seccomp (tiers 1-2) tells them apart
+        assert outcome.body == {"error": "can't start new thread"}
+    else:
+        assert outcome.body == {"results": [0, 1, 2, 3]}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_tracebacks_show_bundle_relative_paths_at_every_tier(run_at, tier):
+    with pytest.raises(HandlerFailed) as failed:
+        run_at(tier, """
+            import json
+
+            def handle(request):
+                return json.loads("{not json")
+        """)
+
+    trace = failed.value.trace
+    assert 'File "server/handler.py", line 5, in handle' in trace
+    assert "JSONDecodeError" in trace
+    assert "/proc/self" not in trace and "/tmp" not in trace and "json/decoder.py" not in trace
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_timeouts_are_enforced_inside_the_sandbox_at_every_tier(run_at, tier):
+    with pytest.raises(HandlerFailed) as failed:
+        run_at(tier, "import time\n\ndef handle(request):\n    time.sleep(30)\n", timeout_ms=200)
+
+    assert failed.value.kind == "handler_timeout"
