@@ -1,4 +1,4 @@
-"""Django admin: apps with their versions and tools (wire names), records, handler errors."""
+"""Django admin: apps with their versions and tools (wire names), records, handler errors, job runs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from apps_runtime.models import App, AppVersion, HandlerError, Record, Tool
+from apps_runtime.models import App, AppVersion, HandlerError, Job, JobRun, Record, Tool
 from tenants.admin import AllTenantsAdmin
 
 
@@ -66,3 +66,27 @@ class HandlerErrorAdmin(ReadOnlyAdmin):
     list_display = ["error_id", "kind", "app", "route_key", "caller", "tenant", "created_at"]
     list_filter = ["tenant", "kind"]
     search_fields = ["error_id"]
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    list_display = ["name", "app", "tenant", "schedule", "run_as", "route_key", "active_since"]
+    list_filter = ["tenant"]
+    search_fields = ["name", "app__name"]
+
+
+@admin.register(JobRun)
+class JobRunAdmin(ReadOnlyAdmin):
+    """Runs are written by the scheduler and the workers only; the admin reads them."""
+
+    list_display = [
+        "run_id", "app", "job", "route_key", "status", "attempts", "enqueued_at", "started_at",
+        "duration_ms", "result_status", "error_id", "tenant",
+    ]
+    list_filter = ["tenant", "status"]
+    search_fields = ["run_id", "job", "error_id", "app__name"]
+    date_hierarchy = "enqueued_at"
+    list_select_related = ["app", "tenant"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

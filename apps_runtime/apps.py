@@ -1,5 +1,19 @@
 from django.apps import AppConfig
+from django.conf import settings
+
+from apps_runtime.sandbox import configure_sandbox  # stdlib-only: safe before the app registry
 
 
 class AppsRuntimeConfig(AppConfig):
     name = "apps_runtime"
+    verbose_name = "Apps runtime"
+
+    def ready(self) -> None:
+        # Configured here, started lazily: only processes that run handlers pay for a zygote.
+        configure_sandbox(
+            bundle_root=str(settings.SANDBOX_BUNDLE_DIR),
+            min_tier=settings.SANDBOX_MIN_TIER,
+            tier=settings.SANDBOX_TIER,
+            max_concurrent_per_tenant=settings.SANDBOX_MAX_CONCURRENT_PER_TENANT,
+            queue_timeout_ms=settings.SANDBOX_QUEUE_TIMEOUT_MS,
+        )

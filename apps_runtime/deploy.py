@@ -13,7 +13,7 @@ from django.utils import timezone
 from apps_runtime.bundles import pack_files, unpack_files
 from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults, validate_manifest
 from apps_runtime.manifest.problems import pointer
-from apps_runtime.models import App, AppVersion, Tool
+from apps_runtime.models import App, AppVersion, Job, Tool
 from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
 from tenants.actions import bump_state_version
 from tenants.models import Tenant
@@ -83,8 +83,23 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
 
 
 def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple[int, dict, str]]) -> None:
-    """Point the app at ``version`` and replace its tool rows (inside the caller's transaction)."""
+    """Point the app at ``version`` and replace its tool and job rows (inside the caller's transaction)."""
+    now = timezone.now()
     Tool.objects.for_tenant(app.tenant_id).filter(app=app).delete()
+    Job.objects.for_tenant(app.tenant_id).filter(app=app).delete()
+    Job.objects.bulk_create(
+        Job(
+            tenant_id=app.tenant_id,
+            app=app,
+            version=version,
+            name=name,
+            route_key=spec["route"],
+            schedule=spec["schedule"],
+            run_as=spec["runAs"],
+            active_since=now,
+        )
+        for name, spec in (manifest.get("jobs") or {}).items()
+    )
     Tool.objects.bulk_create(
         Tool(
             tenant_id=app.tenant_id,
@@ -99,7 +114,7 @@ def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple
         for index, tool, wire in planned
     )
     app.active_version = version
-    app.updated_at = timezone.now()
+    app.updated_at = now
     app.save(update_fields=["active_version", "updated_at"])
 
 
@@ -190,7 +205,7 @@ def rollback_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
 
 
 def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser | None) -> App:
-    """Stop serving an app: its routes and tools go away; versions and records are kept.
+    """Stop serving an app: its routes, tools and job schedules go away; versions and records are kept.
 
     Raises:
         DeployRejected: no such deployed app.
@@ -200,6 +215,7 @@ def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
         if app is None or app.active_version_id is None:
             raise DeployRejected([Problem("/name", f"no deployed app '{app_name}'")])
         Tool.objects.for_tenant(tenant).filter(app=app).delete()
+        Job.objects.for_tenant(tenant).filter(app=app).delete()
         app.active_version = None
         app.updated_at = timezone.now()
         app.save(update_fields=["active_version", "updated_at"])

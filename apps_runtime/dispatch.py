@@ -22,6 +22,7 @@ from apps_runtime.exceptions import (
     RequestTooLarge,
     RouteNotFound,
 )
+from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.models import App, AppVersion, HandlerError
 from apps_runtime.records import RecordsScope
 from apps_runtime.routes import Route
@@ -78,7 +79,13 @@ def load_app(tenant: Tenant, name: str) -> LoadedApp:
     Raises:
         AppNotFound: no such app, or it is undeployed.
     """
-    app = App.objects.for_tenant(tenant).select_related("active_version").filter(name=name).first()
+    app = (
+        App.objects.for_tenant(tenant)
+        .select_related("active_version")
+        .defer("active_version__bundle")
+        .filter(name=name)
+        .first()
+    )
     if app is None or app.active_version is None:
         raise AppNotFound(name)
     return LoadedApp(app=app, version=app.active_version, compiled=compiled_version(app.active_version))
@@ -166,13 +173,19 @@ def run_route(
         handler=route.handler,
         request=request,
         limits=sandbox_limits(route),
+        tenant_key=str(loaded.app.tenant_id),
     )
+    enqueued: list[str] = []
     try:
-        outcome = get_sandbox().run(invocation, make_broker(scope))
+        outcome = get_sandbox().run(invocation, make_broker(scope, enqueued=enqueued))
     except SandboxRequestTooLarge as err:
         raise RequestTooLarge("the request is too large for a handler") from err
     except HandlerFailed as failure:
         return _failure_result(loaded, route, caller, failure)
+    finally:
+        # After the handler, not during it: without a broker (eager mode) a run executes in-process
+        # when sent, and must not spend the time limit of the handler that queued it.
+        send_on_commit(enqueued)
     return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs)
 
 

@@ -1,4 +1,4 @@
-"""Apps, their versions, their tools' wire names, records and handler errors."""
+"""Apps, their versions, their tools' wire names, records, handler errors, jobs and their runs."""
 
 from __future__ import annotations
 
@@ -138,3 +138,98 @@ class HandlerError(models.Model):
 
     def __str__(self) -> str:
         return self.error_id
+
+
+class Job(models.Model):
+    """A scheduled job of an app's active version: what the dispatcher reads every minute.
+
+    Like ``Tool``, only active versions have rows: a deploy, rollback or undeploy replaces them in its
+    transaction, so the schedules change without restarting beat.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="jobs")
+    version = models.ForeignKey(AppVersion, on_delete=models.CASCADE, related_name="jobs")
+    name = models.CharField(max_length=40)
+    route_key = models.CharField(max_length=300)
+    schedule = models.CharField(max_length=200, help_text="Five-field cron expression, in UTC.")
+    run_as = models.CharField(max_length=1000, help_text="role: expression of the job's service principal.")
+    active_since = models.DateTimeField(
+        default=timezone.now, help_text="When this version started serving; earlier minutes never fire."
+    )
+
+    objects = TenantScopedManager()
+    all_tenants = Manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app", "name"], name="job_unique_name")]
+        ordering = ["tenant_id", "app_id", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.app_id}/{self.name}"
+
+
+class JobRun(models.Model):
+    """One run of an internal route: a scheduled job's minute, or a handler's ``request.enqueue``.
+
+    ``caller`` is the snapshot of who it runs as (the enqueuing caller, or the job's service
+    principal). ``attempts`` doubles as a fencing token: only the attempt that claimed the run may
+    record its outcome, so a run the reaper took back cannot be finished twice.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        TIMED_OUT = "timed_out"
+
+    run_id = models.CharField(max_length=40, unique=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="runs")
+    version_number = models.PositiveIntegerField(help_text="The version that queued it, then the one run.")
+    job = models.CharField(max_length=40, blank=True, help_text="Empty for runs queued by a handler.")
+    route_key = models.CharField(max_length=300)
+    caller = models.JSONField(help_text="Snapshot of the caller or service principal it runs as.")
+    body = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    scheduled_for = models.DateTimeField(
+        null=True, blank=True, help_text="The minute a scheduled run is for (None when enqueued)."
+    )
+    enqueued_at = models.DateTimeField(default=timezone.now)
+    due_at = models.DateTimeField(default=timezone.now, help_text="When the next attempt may start.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True, help_text="A running attempt is lost after this.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    result_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error_id = models.CharField(max_length=40, blank=True)
+    error_code = models.CharField(max_length=40, blank=True)
+    attempt_log = models.JSONField(default=list, blank=True)
+
+    objects = TenantScopedManager()
+    all_tenants = Manager()
+
+    class Meta:
+        constraints = [
+            # Two dispatchers (two beats, or one late) may plan the same minute: one row wins.
+            models.UniqueConstraint(
+                fields=["app", "job", "scheduled_for"],
+                condition=models.Q(scheduled_for__isnull=False),
+                name="jobrun_once_per_minute",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "-enqueued_at"]),
+            models.Index(fields=["status", "deadline"]),
+            models.Index(fields=["status", "due_at"]),
+        ]
+        ordering = ["tenant_id", "-enqueued_at"]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.TIMED_OUT)

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+
 from apps_runtime import records
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
+from apps_runtime.jobs.enqueue import enqueue_run
+from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
 from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
 
@@ -32,9 +36,26 @@ def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
     }
 
 
-def make_broker(scope: RecordsScope) -> Broker:
-    """A broker bound to one invocation's tenant, app and caller: the pipe's capability."""
+def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[dict], Any]]:
+    def enqueue(args: dict) -> str:
+        if len(enqueued) >= settings.JOBS_MAX_ENQUEUES_PER_CALL:
+            raise JobEnqueueLimit(settings.JOBS_MAX_ENQUEUES_PER_CALL)
+        run = enqueue_run(scope, args.get("route"), args.get("body"))
+        enqueued.append(run.run_id)
+        return run.run_id
+
+    return {"jobs.enqueue": enqueue}
+
+
+def make_broker(scope: RecordsScope, *, enqueued: list[str] | None = None) -> Broker:
+    """A broker bound to one invocation's tenant, app and caller: the pipe's capability.
+
+    With ``enqueued``, handlers may queue background runs (as the same caller); their run ids are
+    appended there for the caller to send once the handler is done.
+    """
     ops = _records_ops(scope)
+    if enqueued is not None:
+        ops.update(_jobs_ops(scope, enqueued))
 
     def broker(op: str, args: dict) -> Any:
         handler = ops.get(op)
@@ -44,10 +65,12 @@ def make_broker(scope: RecordsScope) -> Broker:
             raise BrokerError("invalid", "arguments must be an object")
         try:
             return handler(args)
-        except RecordNotFound as err:
+        except (RecordNotFound, JobRouteNotFound) as err:
             raise BrokerError("not_found", err.message) from err
         except PermissionDenied as err:
             raise BrokerError("permission_denied", err.message) from err
+        except JobEnqueueLimit as err:
+            raise BrokerError("limit", err.message) from err
         except RecordInvalid as err:
             raise BrokerError("invalid", err.message) from err
         except RuntimeDomainError as err:

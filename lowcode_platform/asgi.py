@@ -17,6 +17,10 @@ if settings.DEBUG:
     # The demo has no front proxy: serve the admin's CSS and JS from the app itself.
     django_app = ASGIStaticFilesHandler(django_app)
 
+import anyio  # noqa: E402
+
+from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
+from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
 from mcp_gateway.http import Gateway  # noqa: E402  (needs Django set up)
 
 gateway = Gateway()
@@ -24,9 +28,23 @@ gateway = Gateway()
 
 async def _lifespan(receive, send) -> None:
     await receive()  # lifespan.startup
-    async with gateway.lifespan():
-        await send({"type": "lifespan.startup.complete"})
-        await receive()  # lifespan.shutdown
+    try:
+        # Probe the isolation tiers now: below SANDBOX_MIN_TIER the server must not start at all.
+        await anyio.to_thread.run_sync(get_sandbox().start)
+    except SandboxUnavailable as err:
+        await send({"type": "lifespan.startup.failed", "message": str(err)})
+        return
+    # With no broker there is no beat: this process ticks the job scheduler itself.
+    clock = InProcessClock() if settings.JOBS_IN_PROCESS_CLOCK else None
+    if clock is not None:
+        clock.start()
+    try:
+        async with gateway.lifespan():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+    finally:
+        if clock is not None:
+            clock.stop()
     await send({"type": "lifespan.shutdown.complete"})
 
 

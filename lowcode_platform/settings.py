@@ -5,11 +5,15 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("PLATFORM_VAR_DIR", BASE_DIR / "var"))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# var/ holds the SQLite database and the dev secret: owner-only, so handlers dropped to another uid
+# cannot read them even at the weakest isolation tier.
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+VAR_DIR.chmod(0o700)
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -145,10 +149,41 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or None
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+if CELERY_TASK_ALWAYS_EAGER:
+    # Eager tasks still take a producer to serialize their arguments: keep it off the network.
+    CELERY_BROKER_URL = "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE") or "celery"
+CELERY_TIMEZONE = "UTC"
+# One static beat entry: the dispatcher reads the active versions' schedules from the database, so
+# deploys change them without restarting beat. JOBS_DISPATCH_EVERY_SECONDS ticks more often (tests);
+# ticks are idempotent. The reaper takes back runs left "running" by a worker that died.
+JOBS_DISPATCH_EVERY_SECONDS = _env_int("JOBS_DISPATCH_EVERY_SECONDS", 0)
+CELERY_BEAT_SCHEDULE = {
+    # Stale ticks (workers down for a while) are dropped: the next tick's look-back covers them.
+    "dispatch-app-jobs": {
+        "task": "apps_runtime.dispatch_due_jobs",
+        "schedule": JOBS_DISPATCH_EVERY_SECONDS or crontab(),
+        "options": {"expires": 240},
+    },
+    "reap-job-runs": {"task": "apps_runtime.reap_job_runs", "schedule": 60.0, "options": {"expires": 240}},
+}
+# App jobs: attempts per run (retried when the handler answers 503 or times out), exponential
+# backoff between attempts, grace past a route's time limit before a running attempt counts as lost,
+# how many past minutes a late dispatcher still fires, when a queued run's task is sent again, and
+# how many runs one handler call may queue.
+JOBS_MAX_ATTEMPTS = _env_int("JOBS_MAX_ATTEMPTS", 3)
+JOBS_RETRY_BACKOFF_SECONDS = float(os.environ.get("JOBS_RETRY_BACKOFF_SECONDS") or 10.0)
+JOBS_RETRY_BACKOFF_MAX_SECONDS = float(os.environ.get("JOBS_RETRY_BACKOFF_MAX_SECONDS") or 600.0)
+JOBS_RUN_GRACE_SECONDS = _env_int("JOBS_RUN_GRACE_SECONDS", 30)
+JOBS_DISPATCH_LOOKBACK_MINUTES = _env_int("JOBS_DISPATCH_LOOKBACK_MINUTES", 5)
+JOBS_QUEUED_RESEND_SECONDS = _env_int("JOBS_QUEUED_RESEND_SECONDS", 900)
+JOBS_MAX_ENQUEUES_PER_CALL = _env_int("JOBS_MAX_ENQUEUES_PER_CALL", 100)
+# With no broker (the embedded default) the server process ticks the scheduler itself.
+JOBS_IN_PROCESS_CLOCK = _env_bool("JOBS_IN_PROCESS_CLOCK", CELERY_TASK_ALWAYS_EAGER)
 
 # Platform settings (validated by system checks in tenants/checks.py and apps_runtime/checks.py).
 MCP_WIRE_NAME_LIMIT = _env_int("MCP_WIRE_NAME_LIMIT", 64)
@@ -166,6 +201,12 @@ SANDBOX_MAX_RESPONSE_BYTES = _env_int("SANDBOX_MAX_RESPONSE_BYTES", 4 * 1024 * 1
 SANDBOX_MAX_LOG_BYTES = _env_int("SANDBOX_MAX_LOG_BYTES", 64 * 1024)
 SANDBOX_MAX_DATA_CALLS = _env_int("SANDBOX_MAX_DATA_CALLS", 1000)
 SANDBOX_BUNDLE_DIR = VAR_DIR / "bundles"
+# Isolation tiers: 1 namespaces (bubblewrap), 2 Landlock + seccomp, 3 resource limits and a uid drop.
+# The server refuses to start below SANDBOX_MIN_TIER; SANDBOX_TIER forces one (tests, benchmarks).
+SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 3 if DEBUG else 2)
+SANDBOX_TIER = os.environ.get("SANDBOX_TIER") or None
+SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 4)
+SANDBOX_QUEUE_TIMEOUT_MS = _env_int("SANDBOX_QUEUE_TIMEOUT_MS", 5000)
 
 LOGGING = {
     "version": 1,

@@ -13,7 +13,11 @@ from tenants.tokens import verify_token
 
 @dataclass(frozen=True)
 class Caller:
-    """An immutable snapshot of a caller's identity and rights in one tenant."""
+    """An immutable snapshot of a caller's identity and rights in one tenant.
+
+    ``is_service`` marks a service principal: an app job's identity (username ``job:<app>/<job>``),
+    a member holding exactly its roles, authenticated without a user account (``user_id`` is None).
+    """
 
     tenant_id: int
     user_id: int | None = None
@@ -24,14 +28,15 @@ class Caller:
     roles: frozenset[str] = field(default_factory=frozenset)
     token_id: int | None = None
     read_only: bool = False
+    is_service: bool = False
 
     @property
     def is_authenticated(self) -> bool:
-        return self.user_id is not None
+        return self.user_id is not None or self.is_service
 
     def as_handler_user(self) -> dict | None:
         """The ``request.user`` a handler sees."""
-        if self.user_id is None:
+        if not self.is_authenticated:
             return None
         return {"username": self.username, "roles": sorted(self.roles), "superuser": self.is_superuser}
 

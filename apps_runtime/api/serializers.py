@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps_runtime.models import App, AppVersion, HandlerError, Tool
+from apps_runtime.models import App, AppVersion, HandlerError, JobRun, Tool
 
 
 class ToolSerializer(serializers.ModelSerializer):
@@ -52,3 +52,61 @@ class HandlerErrorSerializer(serializers.ModelSerializer):
             "logs",
             "created_at",
         ]
+
+
+class JobRunSerializer(serializers.ModelSerializer):
+    """A run as tenant admins see it in a list: who it ran as, how it went, the last error id."""
+
+    app = serializers.CharField(source="app.name")
+    job = serializers.SerializerMethodField()
+    version = serializers.IntegerField(source="version_number")
+    route = serializers.CharField(source="route_key")
+    caller = serializers.SerializerMethodField()
+    error_id = serializers.SerializerMethodField()
+    error_code = serializers.SerializerMethodField()
+
+    class Meta:
+        model = JobRun
+        fields = [
+            "run_id",
+            "app",
+            "version",
+            "job",
+            "route",
+            "caller",
+            "status",
+            "attempts",
+            "scheduled_for",
+            "enqueued_at",
+            "started_at",
+            "finished_at",
+            "duration_ms",
+            "result_status",
+            "error_id",
+            "error_code",
+        ]
+
+    def get_job(self, run: JobRun) -> str | None:
+        return run.job or None
+
+    def get_caller(self, run: JobRun) -> dict:
+        snapshot = run.caller or {}
+        return {
+            "username": snapshot.get("username"),
+            "roles": snapshot.get("roles") or [],
+            "superuser": bool(snapshot.get("is_superuser")),
+            "service": bool(snapshot.get("is_service")),
+        }
+
+    def get_error_id(self, run: JobRun) -> str | None:
+        return run.error_id or None
+
+    def get_error_code(self, run: JobRun) -> str | None:
+        return run.error_code or None
+
+
+class JobRunDetailSerializer(JobRunSerializer):
+    """One run with its body and every attempt."""
+
+    class Meta(JobRunSerializer.Meta):
+        fields = [*JobRunSerializer.Meta.fields, "due_at", "body", "attempt_log"]

@@ -9,4 +9,6 @@ urlpatterns = [
         "tenants/<str:slug>/apps/<str:app>/versions", views.AppVersionListView.as_view(), name="app-versions"
     ),
     path("tenants/<str:slug>/errors/<str:error_id>", views.HandlerErrorView.as_view(), name="handler-error"),
+    path("tenants/<str:slug>/runs", views.JobRunListView.as_view(), name="job-runs"),
+    path("tenants/<str:slug>/runs/<str:run_id>", views.JobRunDetailView.as_view(), name="job-run"),
 ]

@@ -1,11 +1,12 @@
-"""App API: deploy bundles, list apps with their versions and tools, read handler errors."""
+"""App API: deploy bundles, list apps with their versions and tools, read handler errors and job runs."""
 
 from __future__ import annotations
 
 from django.db.models import Prefetch
 from django.http import JsonResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,11 +16,13 @@ from apps_runtime.api.serializers import (
     AppVersionSerializer,
     DeployJsonSerializer,
     HandlerErrorSerializer,
+    JobRunDetailSerializer,
+    JobRunSerializer,
 )
 from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import DeployRejected, bundle_from_mapping, read_bundle_bytes
 from apps_runtime.manifest.schema import MANIFEST_SCHEMA
-from apps_runtime.models import App, AppVersion, HandlerError, Tool
+from apps_runtime.models import App, AppVersion, HandlerError, JobRun, Tool
 from tenants.api.views import TenantAPIView
 
 
@@ -95,6 +98,50 @@ class HandlerErrorView(TenantAPIView):
                 {"code": "not_found", "detail": "no such error id"}, status=status.HTTP_404_NOT_FOUND
             )
         return Response(HandlerErrorSerializer(error).data)
+
+
+RUNS_PAGE_DEFAULT = 50
+RUNS_PAGE_MAX = 500
+
+
+class JobRunListView(TenantAPIView):
+    @extend_schema(
+        responses=JobRunSerializer(many=True),
+        parameters=[
+            OpenApiParameter("app", str, description="only this app's runs"),
+            OpenApiParameter("job", str, description="only this scheduled job's runs"),
+            OpenApiParameter("status", str, enum=JobRun.Status.values),
+            OpenApiParameter("limit", int, description=f"1 to {RUNS_PAGE_MAX}, default {RUNS_PAGE_DEFAULT}"),
+        ],
+        description="The tenant's job runs, newest first.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        runs = JobRun.objects.for_tenant(self.tenant).select_related("app").order_by("-enqueued_at", "-id")
+        params = request.query_params
+        if params.get("app"):
+            runs = runs.filter(app__name=params["app"])
+        if params.get("job"):
+            runs = runs.filter(job=params["job"])
+        if params.get("status"):
+            if params["status"] not in JobRun.Status.values:
+                raise ValidationError({"status": [f"one of {', '.join(JobRun.Status.values)}"]})
+            runs = runs.filter(status=params["status"])
+        try:
+            limit = int(params.get("limit", RUNS_PAGE_DEFAULT))
+        except ValueError as err:
+            raise ValidationError({"limit": ["an integer"]}) from err
+        if not 1 <= limit <= RUNS_PAGE_MAX:
+            raise ValidationError({"limit": [f"from 1 to {RUNS_PAGE_MAX}"]})
+        return Response(JobRunSerializer(runs[:limit], many=True).data)
+
+
+class JobRunDetailView(TenantAPIView):
+    @extend_schema(responses=JobRunDetailSerializer)
+    def get(self, request: Request, slug: str, run_id: str) -> Response:
+        run = JobRun.objects.for_tenant(self.tenant).select_related("app").filter(run_id=run_id).first()
+        if run is None:
+            return Response({"code": "not_found", "detail": "no such run"}, status=status.HTTP_404_NOT_FOUND)
+        return Response(JobRunDetailSerializer(run).data)
 
 
 def manifest_schema(request) -> JsonResponse:

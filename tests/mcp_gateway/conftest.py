@@ -22,8 +22,11 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def live_url(django_db_setup, django_db_blocker):
+    from django.conf import settings
+
     from lowcode_platform.asgi import application
 
+    settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
