@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Manager
 from django.utils import timezone
 
-from tenants.managers import TenantScopedManager
-from tenants.models import Tenant
+from tenants.models import Tenant, TenantOwned
 
 
-class App(models.Model):
+class App(TenantOwned):
     """A deployed app of a tenant; ``active_version`` is what serves (None: undeployed)."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="apps")
@@ -22,8 +20,6 @@ class App(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="app_unique_name")]
@@ -33,10 +29,9 @@ class App(models.Model):
         return f"{self.tenant_id}/{self.name}"
 
 
-class AppVersion(models.Model):
+class AppVersion(TenantOwned):
     """One deploy of an app: the manifest and the bundle's files, immutable once stored."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
     manifest = models.JSONField()
@@ -46,8 +41,6 @@ class AppVersion(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["app", "number"], name="appversion_unique_number")]
@@ -58,14 +51,13 @@ class AppVersion(models.Model):
         return f"{self.app.name} v{self.number}"
 
 
-class Tool(models.Model):
+class Tool(TenantOwned):
     """An MCP tool of an app's active version, holding its wire name in the tenant.
 
     Only active versions have rows, so the unique constraint on (tenant, wire_name) is what keeps
     two racing deploys from taking one name.
     """
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="tools")
     version = models.ForeignKey(AppVersion, on_delete=models.CASCADE, related_name="tools")
     name = models.CharField(max_length=40)
@@ -75,8 +67,6 @@ class Tool(models.Model):
     # What the catalog needs, denormalised so listing a tenant's tools is one query.
     descriptor = models.JSONField()
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "wire_name"], name="tool_unique_wire_name")]
@@ -87,10 +77,9 @@ class Tool(models.Model):
         return self.wire_name
 
 
-class Record(models.Model):
+class Record(TenantOwned):
     """One record of an app collection; data is validated against the collection's schema."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="records")
     collection = models.CharField(max_length=40)
     record_id = models.CharField(max_length=26)
@@ -100,8 +89,6 @@ class Record(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [
@@ -115,10 +102,9 @@ class Record(models.Model):
         return f"{self.collection}/{self.record_id}"
 
 
-class HandlerError(models.Model):
+class HandlerError(TenantOwned):
     """A failed handler run, kept under its error id for the tenant's admins."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     app = models.ForeignKey(App, null=True, on_delete=models.SET_NULL, related_name="+")
     version_number = models.PositiveIntegerField(null=True)
     error_id = models.CharField(max_length=40, unique=True)
@@ -129,8 +115,6 @@ class HandlerError(models.Model):
     logs = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"])]
@@ -140,14 +124,13 @@ class HandlerError(models.Model):
         return self.error_id
 
 
-class Job(models.Model):
+class Job(TenantOwned):
     """A scheduled job of an app's active version: what the dispatcher reads every minute.
 
     Like ``Tool``, only active versions have rows: a deploy, rollback or undeploy replaces them in its
     transaction, so the schedules change without restarting beat.
     """
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="jobs")
     version = models.ForeignKey(AppVersion, on_delete=models.CASCADE, related_name="jobs")
     name = models.CharField(max_length=40)
@@ -158,8 +141,6 @@ class Job(models.Model):
         default=timezone.now, help_text="When this version started serving; earlier minutes never fire."
     )
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["app", "name"], name="job_unique_name")]
@@ -169,7 +150,7 @@ class Job(models.Model):
         return f"{self.app_id}/{self.name}"
 
 
-class JobRun(models.Model):
+class JobRun(TenantOwned):
     """One run of an internal route: a scheduled job's minute, or a handler's ``request.enqueue``.
 
     ``caller`` is the snapshot of who it runs as (the enqueuing caller, or the job's service
@@ -185,7 +166,6 @@ class JobRun(models.Model):
         TIMED_OUT = "timed_out"
 
     run_id = models.CharField(max_length=40, unique=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="runs")
     version_number = models.PositiveIntegerField(help_text="The version that queued it, then the one run.")
     job = models.CharField(max_length=40, blank=True, help_text="Empty for runs queued by a handler.")
@@ -208,8 +188,6 @@ class JobRun(models.Model):
     error_code = models.CharField(max_length=40, blank=True)
     attempt_log = models.JSONField(default=list, blank=True)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [

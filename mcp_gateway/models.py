@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Manager
 from django.utils import timezone
 
-from tenants.managers import TenantScopedManager
-from tenants.models import ApiToken, Tenant
+from tenants.models import ApiToken, TenantOwned
 
 
-class ToolCallAudit(models.Model):
+class ToolCallAudit(TenantOwned):
     """One row per tool call. Arguments are kept only as a hash: they may hold personal data."""
 
     class Outcome(models.TextChoices):
@@ -21,7 +19,6 @@ class ToolCallAudit(models.Model):
         HANDLER_FAILED = "handler_failed"
         DENIED = "denied"
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
     wire_name = models.CharField(max_length=128)
@@ -33,8 +30,6 @@ class ToolCallAudit(models.Model):
     arguments_sha256 = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"])]

@@ -43,7 +43,22 @@ class Tenant(models.Model):
         return self.get_settings()[key]
 
 
-class Membership(models.Model):
+class TenantOwned(models.Model):
+    """A row owned by one tenant, reached only through ``objects.for_tenant(t)``.
+
+    ``all_tenants`` is the deliberate way around the scope, for platform-wide code (admin, jobs).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+
+    objects = TenantScopedManager()
+    all_tenants = Manager()
+
+    class Meta:
+        abstract = True
+
+
+class Membership(TenantOwned):
     """A user's membership in a tenant, with the roles apps check."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
@@ -54,8 +69,6 @@ class Membership(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique_user")]
@@ -65,7 +78,7 @@ class Membership(models.Model):
         return f"{self.user} @ {self.tenant}"
 
 
-class ApiToken(models.Model):
+class ApiToken(TenantOwned):
     """A bearer token of one user in one tenant. Only a hash of its secret is stored."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="tokens")
@@ -79,8 +92,6 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "user"])]
@@ -96,7 +107,7 @@ class ApiToken(models.Model):
         return self.expires_at is None or self.expires_at > timezone.now()
 
 
-class TenantAuditLog(models.Model):
+class TenantAuditLog(TenantOwned):
     """Who changed what in a tenant, with the old and new values."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="audit_log")
@@ -109,8 +120,6 @@ class TenantAuditLog(models.Model):
     new_value = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
-    objects = TenantScopedManager()
-    all_tenants = Manager()
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"])]
