@@ -49,6 +49,23 @@ def _listening(port: int) -> bool:
 POSTGRES_AT_3 = OPEN if _listening(5432) else "ECONNREFUSED"
 REDIS_AT_3 = OPEN if _listening(6379) else "ECONNREFUSED"
 
+
+def _others_can_read(path: Path) -> bool:
+    """Whether uid 65534 can reach ``path`` through file modes alone (every parent searchable)."""
+    if not os.access(path, os.R_OK) or not path.stat().st_mode & 0o004:
+        return False
+    return all(parent.stat().st_mode & 0o001 for parent in path.resolve().parents)
+
+
+# At tier 3 only file modes stand between the sandbox uid and the host's files: a checkout in an
+# owner-only folder (mktemp -d) keeps its source, and the venv's site-packages, out of reach.
+SOURCE_AT_3 = OPEN if _others_can_read(Path(apps_runtime.__file__).parent / "dispatch.py") else "EACCES"
+DJANGO_AT_3 = (
+    OPEN
+    if _others_can_read(Path(sysconfig.get_paths()["purelib"]) / "django" / "__init__.py")
+    else "ModuleNotFoundError"
+)
+
 EXPECTED = {
     # attack                                          tier 1        tier 2         tier 3
     "read_own_environment":                          (BLOCKED,      BLOCKED,       BLOCKED),
@@ -58,10 +75,10 @@ EXPECTED = {
     "read_etc_passwd":                               ("ENOENT",     "EACCES",      OPEN),
     "read_the_database_file":                        ("ENOENT",     "EACCES",      "EACCES"),
     "read_a_var_secret":                             ("ENOENT",     "EACCES",      "EACCES"),
-    "read_the_project_source":                       ("ENOENT",     "EACCES",      OPEN),
+    "read_the_project_source":                       ("ENOENT",     "EACCES",      SOURCE_AT_3),
     "read_another_apps_bundle":                      ("EACCES",     "EACCES",      OPEN),
     "import_django":                                 ("ModuleNotFoundError",) * 3,
-    "import_django_from_the_hosts_site_packages":    ("ModuleNotFoundError", "ModuleNotFoundError", OPEN),
+    "import_django_from_the_hosts_site_packages":    ("ModuleNotFoundError",) * 2 + (DJANGO_AT_3,),
     "write_into_the_bundle":                         ("EROFS",      "EACCES",      "EACCES"),
     "write_outside_the_scratch_dir":                 ("EACCES",     "EACCES",      OPEN),
     "tcp_connect_to_postgresql":                     ("EPERM",      "EPERM",       POSTGRES_AT_3),
