@@ -66,6 +66,7 @@ DJANGO_AT_3 = (
     else "ModuleNotFoundError"
 )
 
+# fmt: off
 EXPECTED = {
     # attack                                          tier 1        tier 2         tier 3
     "read_own_environment":                          (BLOCKED,      BLOCKED,       BLOCKED),
@@ -100,6 +101,7 @@ EXPECTED = {
     "exhaust_file_descriptors":                      ("EMFILE",) * 3,
     "reach_another_tenants_records":                 ("NotFound",) * 3,
 }
+# fmt: on
 
 PRELUDE = '''
 import ctypes, errno, os, socket, sys
