@@ -73,12 +73,29 @@ class RouteResult:
         return self.error_id is not None
 
 
+_loaded: dict[tuple, LoadedApp] = {}
+
+
 def load_app(tenant: Tenant, name: str) -> LoadedApp:
     """The tenant's app ``name`` with its active version.
+
+    Cached per process under the tenant's ``state_version``, which every deploy, rollback and
+    undeploy bumps: a freshly loaded tenant never sees a stale version.
 
     Raises:
         AppNotFound: no such app, or it is undeployed.
     """
+    key = (*tenant.state_key, name)
+    loaded = _loaded.get(key)
+    if loaded is None:
+        loaded = _load_app(tenant, name)
+        if len(_loaded) >= 4096:
+            _loaded.clear()
+        _loaded[key] = loaded
+    return loaded
+
+
+def _load_app(tenant: Tenant, name: str) -> LoadedApp:
     app = (
         App.objects.for_tenant(tenant)
         .select_related("active_version")

@@ -53,6 +53,7 @@ class TenantCatalog:
 
     tenant_id: int
     state_version: int
+    state_key: tuple
     entries: list[CatalogEntry]
     by_name: dict[str, CatalogEntry] = field(init=False)
     _views: dict[tuple, tuple[list[CatalogEntry], str]] = field(default_factory=dict, init=False, repr=False)
@@ -151,7 +152,9 @@ def build_catalog(tenant: Tenant) -> TenantCatalog:
     """Compile the tenant's catalog: built-ins, then app tools (one query)."""
     rows = Tool.objects.for_tenant(tenant).select_related("app").order_by("app__name", "position")
     entries = _builtin_entries(tenant) + [_app_entry(row) for row in rows]
-    return TenantCatalog(tenant_id=tenant.pk, state_version=tenant.state_version, entries=entries)
+    return TenantCatalog(
+        tenant_id=tenant.pk, state_version=tenant.state_version, state_key=tenant.state_key, entries=entries
+    )
 
 
 _lock = threading.Lock()
@@ -177,4 +180,4 @@ def catalog_for(tenant: Tenant) -> TenantCatalog:
 def cached_catalog(tenant: Tenant) -> TenantCatalog | None:
     """The tenant's catalog if this process holds it at the tenant's current version; never queries."""
     cached = _catalogs.get(tenant.pk)
-    return cached if cached is not None and cached.state_version == tenant.state_version else None
+    return cached if cached is not None and cached.state_key == tenant.state_key else None

@@ -36,6 +36,14 @@ class Tenant(models.Model):
     def __str__(self) -> str:
         return self.slug
 
+    @property
+    def state_key(self) -> tuple:
+        """Identifies this tenant at this state: a key for per-process caches of derived data.
+
+        The creation time guards against a reused primary key (a rolled-back test transaction).
+        """
+        return (self.pk, self.created_at.timestamp(), self.state_version)
+
     def get_settings(self) -> dict[str, bool]:
         return effective_settings(self.settings)
 
