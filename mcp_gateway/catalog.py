@@ -8,7 +8,7 @@ sees the change on its next request without a restart.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import threading
 from dataclasses import dataclass, field
 
@@ -30,14 +30,22 @@ from tenants.models import Tenant
 class CatalogEntry:
     wire_name: str
     tool: types.Tool
-    validator: Validator
     read_only: bool
     builtin: str | None = None  # the built-in's name, or None for an app tool
     app_name: str | None = None
     route_key: str | None = None
     access: AuthExpr | None = None
     route_auth: AuthExpr | None = None
-    output_validator: Validator | None = None
+
+    # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
+    # them all, but calls few.
+    @functools.cached_property
+    def validator(self) -> Validator:
+        return compile_schema(self.tool.input_schema)
+
+    @functools.cached_property
+    def output_validator(self) -> Validator | None:
+        return compile_schema(self.tool.output_schema) if self.tool.output_schema else None
 
     def visible_to(self, caller: Caller) -> bool:
         if caller.read_only and not self.read_only:
@@ -56,31 +64,21 @@ class TenantCatalog:
     state_key: tuple
     entries: list[CatalogEntry]
     by_name: dict[str, CatalogEntry] = field(init=False)
-    _views: dict[tuple, tuple[list[CatalogEntry], str]] = field(default_factory=dict, init=False, repr=False)
+    _views: dict[tuple, list[CatalogEntry]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_name = {entry.wire_name: entry for entry in self.entries}
 
     def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
         """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""
-        return self._view(caller, app_tools)[0]
-
-    def fingerprint(self, caller: Caller, *, app_tools: bool) -> str:
-        """A digest of exactly what tools/list shows ``caller``: equal digests, equal listings."""
-        return self._view(caller, app_tools)[1]
-
-    def _view(self, caller: Caller, app_tools: bool) -> tuple[list[CatalogEntry], str]:
         # Everything visibility depends on; role combinations are few, so this stays small.
         key = (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
         found = self._views.get(key)
         if found is None:
-            entries = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
-            digest = hashlib.sha256()
-            for entry in entries:
-                digest.update(entry.tool.model_dump_json(by_alias=True).encode())
+            found = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
             if len(self._views) > 256:
                 self._views.clear()
-            found = self._views[key] = (entries, digest.hexdigest())
+            self._views[key] = found
         return found
 
 
@@ -115,8 +113,6 @@ def _app_entry(row: Tool) -> CatalogEntry:
             output_schema=output,
             annotations=_annotations(annotations),
         ),
-        validator=compile_schema(d["inputSchema"]),
-        output_validator=compile_schema(output) if output else None,
         read_only=annotations.get("readOnlyHint") is True,
         app_name=row.app.name,
         route_key=row.route_key,
@@ -140,7 +136,6 @@ def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:
                     input_schema=spec.input_schema,
                     annotations=_annotations(spec.annotations),
                 ),
-                validator=compile_schema(spec.input_schema),
                 read_only=spec.annotations.get("readOnlyHint") is True,
                 builtin=spec.name,
             )

@@ -25,8 +25,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway.auth import GatewayRequest, gateway_request
-from mcp_gateway.catalog import catalog_for
 from mcp_gateway.concurrency import in_thread
+from mcp_gateway.tool_calls import visible_tools
 from tenants.callers import Caller, caller_for
 from tenants.models import ApiToken, Tenant
 
@@ -37,19 +37,19 @@ logger = logging.getLogger("mcp_gateway.notifications")
 class _Watch:
     tenant_id: int
     token_id: int | None
-    fingerprint: str
+    tools: list[types.Tool]  # what the session was shown; the catalog's own objects, not copies
 
 
-def fingerprint(tenant: Tenant, caller: Caller) -> str:
-    """A digest of exactly what tools/list shows this caller (cached with the tenant's catalog)."""
-    return catalog_for(tenant).fingerprint(caller, app_tools=tenant.setting("customAppsMcpTools"))
+def shown_tools(tenant: Tenant, caller: Caller) -> list[types.Tool]:
+    """Exactly what tools/list shows this caller now."""
+    return [entry.tool for entry in visible_tools(tenant, caller)]
 
 
-def _current_fingerprint(tenant: Tenant, token_id: int | None) -> str | None:
+def _tools_now(tenant: Tenant, token_id: int | None) -> list[types.Tool] | None:
     token = ApiToken.objects.for_tenant(tenant).select_related("user").filter(pk=token_id).first()
     if token is None or not token.is_active:
         return None
-    return fingerprint(tenant, caller_for(tenant, token.user, token))
+    return shown_tools(tenant, caller_for(tenant, token.user, token))
 
 
 class _TenantListen:
@@ -88,8 +88,8 @@ class Notifier:
             return
         if connection in self._watches:  # every page of a listing comes here; one watch is enough
             return
-        digest = await in_thread(fingerprint, gw.tenant, gw.caller)
-        self._watches[connection] = _Watch(gw.tenant.pk, gw.caller.token_id, digest)
+        tools = await in_thread(shown_tools, gw.tenant, gw.caller)
+        self._watches[connection] = _Watch(gw.tenant.pk, gw.caller.token_id, tools)
         self._versions.setdefault(gw.tenant.pk, gw.tenant.state_version)
 
     async def run(self) -> None:
@@ -121,10 +121,11 @@ class Notifier:
         for connection, watch in list(self._watches.items()):
             if watch.tenant_id != tenant_id:
                 continue
-            digest = await in_thread(_current_fingerprint, tenant, watch.token_id)
-            if digest is None or digest == watch.fingerprint:
+            tools = await in_thread(_tools_now, tenant, watch.token_id)
+            # Pydantic models compare by value: a rebuilt catalog with the same tools is no change.
+            if tools is None or tools == watch.tools:
                 continue
-            watch.fingerprint = digest
+            watch.tools = tools
             try:
                 await connection.send_tool_list_changed()
             except Exception:  # noqa: BLE001 - the client may be gone; it will re-list on reconnect
