@@ -56,6 +56,20 @@ def call(url, raw, name, arguments, mode="legacy"):
     return run(main)
 
 
+def raw_post(url, raw):
+    """A bare tools/list POST, to see HTTP statuses the SDK client would turn into exceptions."""
+
+    async def main():
+        async with httpx2.AsyncClient() as http:
+            return await http.post(
+                url,
+                headers={"Authorization": f"Bearer {raw}", "Accept": "application/json, text/event-stream"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            )
+
+    return run(main)
+
+
 def call_error(url, raw, name, arguments):
     async def main():
         async with mcp_client(url, raw) as client:
@@ -194,15 +208,7 @@ def test_tokens_of_other_tenants_are_refused_with_401(mcp_url, token, make_tenan
     make_member(other, "bob")
     _, raw = make_token(other, "bob")
 
-    async def main():
-        async with httpx2.AsyncClient() as http:
-            return await http.post(
-                mcp_url(),
-                headers={"Authorization": f"Bearer {raw}", "Accept": "application/json, text/event-stream"},
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            )
-
-    response = run(main)
+    response = raw_post(mcp_url(), raw)
     assert response.status_code == 401
     assert 'resource_metadata="' in response.headers["www-authenticate"]
 
@@ -221,15 +227,7 @@ def test_switching_the_mcp_server_off_answers_404_saying_so(mcp_url, token, app)
     raw = token("reader")
     actions.set_tenant_setting(app, "mcpServer", False, acting_user=None)
 
-    async def main():
-        async with httpx2.AsyncClient() as http:
-            return await http.post(
-                mcp_url(),
-                headers={"Authorization": f"Bearer {raw}", "Accept": "application/json, text/event-stream"},
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            )
-
-    response = run(main)
+    response = raw_post(mcp_url(), raw)
     assert response.status_code == 404
     assert "switched off" in response.json()["error"]
 
