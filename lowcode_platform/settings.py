@@ -201,6 +201,8 @@ SANDBOX_MAX_RESPONSE_BYTES = _env_int("SANDBOX_MAX_RESPONSE_BYTES", 4 * 1024 * 1
 SANDBOX_MAX_LOG_BYTES = _env_int("SANDBOX_MAX_LOG_BYTES", 64 * 1024)
 SANDBOX_MAX_DATA_CALLS = _env_int("SANDBOX_MAX_DATA_CALLS", 1000)
 SANDBOX_BUNDLE_DIR = VAR_DIR / "bundles"
+# Created now: tier 1 mounts it into the sandbox at start-up, before any bundle is unpacked.
+SANDBOX_BUNDLE_DIR.mkdir(exist_ok=True)
 # Isolation tiers: 1 namespaces (bubblewrap), 2 Landlock + seccomp, 3 resource limits and a uid drop.
 # The server refuses to start below SANDBOX_MIN_TIER; SANDBOX_TIER forces one (tests, benchmarks).
 SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 3 if DEBUG else 2)
