@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DEBUG ?= true
 
-.PHONY: demo test install lint bench clean
+.PHONY: demo test install system-deps lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,16 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# bubblewrap, for the sandbox's strongest tier; the isolation tests require it (apt, as root or sudo).
+system-deps:
+	bash .ci/install-system-deps
+
 demo: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
-test: install
+test: install system-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
