@@ -56,15 +56,16 @@ def call(url, raw, name, arguments, mode="legacy"):
     return run(main)
 
 
-def raw_post(url, raw):
-    """A bare tools/list POST, to see HTTP statuses the SDK client would turn into exceptions."""
+def raw_post(url, raw, extra_headers=None, message=None):
+    """A bare POST, to see HTTP statuses the SDK client would turn into exceptions."""
+    headers = {"Authorization": f"Bearer {raw}", "Accept": "application/json, text/event-stream"}
 
     async def main():
         async with httpx2.AsyncClient() as http:
             return await http.post(
                 url,
-                headers={"Authorization": f"Bearer {raw}", "Accept": "application/json, text/event-stream"},
-                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={**headers, **(extra_headers or {})},
+                json=message or {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             )
 
     return run(main)
@@ -338,3 +339,22 @@ def test_tenant_admins_read_the_audit_and_others_cannot(mcp_url, token, api_clie
     ]
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token('reader')}")
     assert api_client.get("/api/tenants/acme/audit").status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "status"),
+    [("Origin", "http://evil.example", 403), ("Host", "evil.example", 421)],
+)
+def test_foreign_origins_and_hosts_are_refused(mcp_url, token, header, value, status):
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    response = raw_post(mcp_url(), token("reader"), {header: value}, initialize)
+    assert response.status_code == status
