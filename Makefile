@@ -22,7 +22,7 @@ system-deps:
 
 demo: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
+	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT)
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 test: install system-deps

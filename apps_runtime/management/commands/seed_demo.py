@@ -23,6 +23,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-tokens", action="store_true", help="do not issue tokens")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="where the demo is served")
 
     def handle(self, *args: Any, **options: Any) -> None:
         spec = json.loads((FIXTURES / "demo_tenant.json").read_text())
@@ -43,7 +44,7 @@ class Command(BaseCommand):
             self.stdout.write(f"deployed {app_name} v{result.version.number}: {len(result.tools)} tools")
         self._seed_records(tenant, spec.get("records", {}))
         if not options["no_tokens"]:
-            self._print_tokens(tenant, spec["members"])
+            self._print_tokens(tenant, spec["members"], options["base_url"].rstrip("/"))
 
     def _seed_records(self, tenant: Tenant, records: dict) -> None:
         admin = access_user("admin")
@@ -58,10 +59,8 @@ class Command(BaseCommand):
                 for data in items:
                     create_record(scope, collection, data)
 
-    def _print_tokens(self, tenant: Tenant, members: list[dict]) -> None:
-        self.stdout.write(
-            f"\nMCP endpoint: http://127.0.0.1:8000/t/{tenant.slug}/mcp  (Authorization: Bearer <token>)"
-        )
+    def _print_tokens(self, tenant: Tenant, members: list[dict], base_url: str) -> None:
+        self.stdout.write(f"\nMCP endpoint: {base_url}/t/{tenant.slug}/mcp  (Authorization: Bearer <token>)")
         for member in members:
             _, raw = actions.issue_token(tenant, member["username"], name="demo", acting_user=None)
             self.stdout.write(f"  {member['username']:<8} {raw}")
