@@ -34,21 +34,6 @@ from tenants.models import Tenant
 
 logger = logging.getLogger("apps_runtime.dispatch")
 
-FAILURE_STATUS = {
-    "handler_error": 500,
-    "handler_timeout": 504,
-    "handler_resource_limit": 500,
-    "output_too_large": 502,
-    "sandbox_unavailable": 503,
-}
-FAILURE_TITLE = {
-    "handler_error": "The handler failed",
-    "handler_timeout": "The handler timed out",
-    "handler_resource_limit": "The handler exceeded a resource limit",
-    "output_too_large": "The handler's response was too large",
-    "sandbox_unavailable": "No sandbox was available to run the handler",
-}
-
 
 @dataclass(frozen=True)
 class LoadedApp:
@@ -218,10 +203,10 @@ def _failure_result(loaded: LoadedApp, route: Route, caller: Caller, failure: Ha
         trace=failure.trace,
         logs=failure.logs,
     )
-    status = FAILURE_STATUS.get(failure.kind, 500)
+    status = failure.http_status  # from the sandbox's HANDLER_FAILURES, the one table of failure kinds
     body = {
         "type": f"about:blank#{failure.kind}",
-        "title": FAILURE_TITLE.get(failure.kind, "The handler failed"),
+        "title": failure.title,
         "status": status,
         "code": failure.kind,
         "errorId": failure.error_id,

@@ -2,11 +2,13 @@
 
 from .error_ids import new_error_id
 
-# kind -> (HTTP status an edge should answer with, the generic title shown to callers)
+# kind -> (HTTP status an edge should answer with, the generic title shown to callers). The one table: the
+# front end, the gateway and jobs all read it. A handler over its memory or CPU limit is the handler's own
+# failure, like an exception: 500 (507 is WebDAV's "Insufficient Storage", about the server's storage).
 HANDLER_FAILURES = {
     "handler_error": (500, "The handler failed"),
     "handler_timeout": (504, "The handler timed out"),
-    "handler_resource_limit": (507, "The handler exceeded a resource limit"),
+    "handler_resource_limit": (500, "The handler exceeded a resource limit"),
     "output_too_large": (502, "The handler's response was too large"),
     "sandbox_unavailable": (503, "The handler could not be run"),
 }

@@ -1,7 +1,7 @@
 """One call's conversation with its child, in the calling thread: send the request, serve data calls,
 collect logs, and stop at the child's last frame, at the zygote's exit report, or at the backstop deadline.
 
-Everything the child sends is untrusted data: frames are size-capped and checked before use.
+Everything the child sends is untrusted data: frames are capped in size and nesting and checked before use.
 """
 
 import json
@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from .exceptions import BrokerError
+from .frames import FrameRejected, decode_frame
 from .invocation import Broker
 from .limits import SandboxLimits
 from .runtime import protocol
@@ -35,7 +36,7 @@ class Transcript:
 
     final: dict | None = None  # the child's last frame: {"result": ...} or {"failure": ...}
     exit: dict | None = None  # the zygote's exit report
-    violation: str | None = None  # "output_too_large" | "protocol": the host stopped the child
+    violation: str | None = None  # "output_too_large" | "too_deep" | "protocol": the host stopped the child
     violation_detail: str = ""
     forked: bool = False  # the zygote reported the fork, so the handler may have run
     zygote_lost: bool = False  # report pipe closed without an exit report
@@ -78,12 +79,11 @@ class _Conversation:
             if self.t.final is not None or self.t.violation is not None:
                 return
             try:
-                frame = json.loads(payload)
-            except ValueError:
-                frame = None
-            if not isinstance(frame, dict):
-                self.violate("protocol", "a frame that is not a JSON object")
-            elif "op" in frame:
+                frame = decode_frame(payload)
+            except FrameRejected as exc:
+                self.violate("too_deep" if exc.too_deep else "protocol", exc.reason)
+                return
+            if "op" in frame:
                 self.on_data_call(frame)
             elif "result" in frame or "failure" in frame:
                 self.t.final = frame

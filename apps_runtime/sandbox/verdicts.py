@@ -5,15 +5,18 @@ import signal
 
 from .exceptions import HandlerFailed
 from .exchange import Transcript
+from .frames import MAX_VALUE_DEPTH
 from .invocation import Invocation, Outcome
 from .runtime.protocol import EXIT_NO_MEMORY
 
 logger = logging.getLogger("apps_runtime.sandbox")
 
-# Kinds a child may report about itself. Trusting them is harmless: the child controls its own outcome anyway.
-_CHILD_KINDS = frozenset(
-    {"handler_error", "handler_resource_limit", "output_too_large", "sandbox_unavailable"}
-)
+# Kinds a child may report about itself. The handler can forge any frame, so these must be kinds it could
+# cause anyway; platform faults (sandbox_unavailable: alerts, job retries) and timeouts are for the host.
+_CHILD_KINDS = frozenset({"handler_error", "handler_resource_limit", "output_too_large"})
+# Every response carries a JSON body: statuses that cannot have one (1xx, 204, 205, 304) would corrupt the
+# HTTP connection of the front end.
+_BODILESS_STATUSES = frozenset({204, 205, 304})
 # Deaths that mean "a limit was hit": SIGKILL without our timeout is the hard CPU limit or the OOM killer,
 # SIGSEGV is what CPython does when an allocation fails where it cannot raise MemoryError.
 _LIMIT_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGKILL, signal.SIGSEGV, signal.SIGXFSZ, signal.SIGBUS})
@@ -76,6 +79,29 @@ def queue_timeout(invocation: Invocation, detail: str) -> HandlerFailed:
     return _fail("sandbox_unavailable", invocation, Transcript(), detail=detail, level=logging.WARNING)
 
 
+def handler_status_allowed(status: object) -> bool:
+    """A status a handler may answer with: an int from 200 to 599 that allows a body."""
+    return type(status) is int and 200 <= status <= 599 and status not in _BODILESS_STATUSES
+
+
+def _from_final(invocation: Invocation, t: Transcript) -> Outcome:
+    result, failure = t.final.get("result"), t.final.get("failure")
+    if isinstance(result, dict):
+        status = result.get("status")
+        if handler_status_allowed(status):
+            return Outcome(status=status, body=result.get("body"), logs=_logs(t), duration_ms=t.duration_ms)
+        trace = (f"handle() answered with status {status!r:.40}; use an int from 200 to 599 other than 204, "
+                 "205 and 304 (every response carries a JSON body)\n")
+        raise _fail("handler_error", invocation, t, trace=trace, detail=f"invalid status {status!r:.40}")
+    if isinstance(failure, dict):
+        kind, detail = failure.get("kind"), _text(failure.get("detail"), _MAX_DETAIL_CHARS)
+        if not isinstance(kind, str) or kind not in _CHILD_KINDS:
+            detail = f"the child reported kind {kind!r:.60}, which only the host decides\n{detail}"
+            kind = "handler_error"
+        raise _fail(kind, invocation, t, trace=_text(failure.get("trace"), _MAX_TRACE_CHARS), detail=detail)
+    raise _fail("handler_error", invocation, t, detail="malformed final frame")
+
+
 def judge(invocation: Invocation, t: Transcript) -> Outcome:
     """Turn a transcript into the handler's Outcome.
 
@@ -83,18 +109,12 @@ def judge(invocation: Invocation, t: Transcript) -> Outcome:
         HandlerFailed: the handler did not produce a response.
     """
     if t.final is not None:
-        result, failure = t.final.get("result"), t.final.get("failure")
-        if isinstance(result, dict):
-            status = result.get("status")
-            if type(status) is int and 100 <= status <= 599:
-                return Outcome(status=status, body=result.get("body"), logs=_logs(t),
-                               duration_ms=t.duration_ms)
-        if isinstance(failure, dict) and failure.get("kind") in _CHILD_KINDS:
-            raise _fail(failure["kind"], invocation, t, trace=_text(failure.get("trace"), _MAX_TRACE_CHARS),
-                        detail=_text(failure.get("detail"), _MAX_DETAIL_CHARS))
-        raise _fail("handler_error", invocation, t, detail="malformed final frame")
+        return _from_final(invocation, t)
     if t.violation == "output_too_large":
         raise _fail("output_too_large", invocation, t, detail=t.violation_detail)
+    if t.violation == "too_deep":
+        trace = f"The response or a records call nests JSON deeper than {MAX_VALUE_DEPTH} levels.\n"
+        raise _fail("handler_error", invocation, t, trace=trace, detail=f"frame {t.violation_detail}")
     if t.violation is not None:
         raise _fail("handler_error", invocation, t, detail=f"protocol violation: {t.violation_detail}")
     if t.zygote_hung:
