@@ -169,7 +169,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JOBS_DISPATCH_EVERY_SECONDS or crontab(),
         "options": {"expires": 240},
     },
-    "reap-job-runs": {"task": "apps_runtime.reap_job_runs", "schedule": 60.0, "options": {"expires": 240}},
+    "reap-job-runs": {
+        "task": "apps_runtime.reap_job_runs",
+        "schedule": JOBS_DISPATCH_EVERY_SECONDS or 60.0,
+        "options": {"expires": 240},
+    },
 }
 # App jobs: attempts per run (retried when the handler answers 503 or times out), exponential
 # backoff between attempts, grace past a route's time limit before a running attempt counts as lost,
@@ -182,6 +186,11 @@ JOBS_RUN_GRACE_SECONDS = _env_int("JOBS_RUN_GRACE_SECONDS", 30)
 JOBS_DISPATCH_LOOKBACK_MINUTES = _env_int("JOBS_DISPATCH_LOOKBACK_MINUTES", 5)
 JOBS_QUEUED_RESEND_SECONDS = _env_int("JOBS_QUEUED_RESEND_SECONDS", 900)
 JOBS_MAX_ENQUEUES_PER_CALL = _env_int("JOBS_MAX_ENQUEUES_PER_CALL", 100)
+# Runaway chains: a handler that queues its own route would run forever (or double at every level).
+# A run queued by a run is one level deeper, up to JOBS_MAX_CHAIN_DEPTH; a tenant may have at most
+# JOBS_MAX_QUEUED_RUNS_PER_TENANT runs queued or running. Past either, request.enqueue raises LimitExceeded.
+JOBS_MAX_CHAIN_DEPTH = _env_int("JOBS_MAX_CHAIN_DEPTH", 8)
+JOBS_MAX_QUEUED_RUNS_PER_TENANT = _env_int("JOBS_MAX_QUEUED_RUNS_PER_TENANT", 1000)
 # With no broker (the embedded default) the server process ticks the scheduler itself.
 JOBS_IN_PROCESS_CLOCK = _env_bool("JOBS_IN_PROCESS_CLOCK", CELERY_TASK_ALWAYS_EAGER)
 
@@ -209,6 +218,11 @@ SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 3 if DEBUG else 2)
 SANDBOX_TIER = os.environ.get("SANDBOX_TIER") or None
 SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 4)
 SANDBOX_QUEUE_TIMEOUT_MS = _env_int("SANDBOX_QUEUE_TIMEOUT_MS", 5000)
+# Records: a query's filters stay few (each is a JSON key lookup), and a tenant's storage is bounded
+# per record and in total (sizes are compact UTF-8 JSON bytes of the record's data).
+RECORDS_QUERY_MAX_WHERE_KEYS = _env_int("RECORDS_QUERY_MAX_WHERE_KEYS", 20)
+RECORDS_MAX_RECORD_BYTES = _env_int("RECORDS_MAX_RECORD_BYTES", 256 * 1024)
+RECORDS_TENANT_QUOTA_BYTES = _env_int("RECORDS_TENANT_QUOTA_BYTES", 100 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,
@@ -223,3 +237,16 @@ LOGGING = {
 # set MCP_STATELESS=true behind a load balancer without sticky sessions.
 MCP_STATELESS = _env_bool("MCP_STATELESS", False)
 MCP_NOTIFY_INTERVAL_SECONDS = float(os.environ.get("MCP_NOTIFY_INTERVAL_SECONDS") or 1.0)
+
+# MCP fairness: the worker threads that run tool work, and each tenant's share of them. A tenant
+# waits for its share on the event loop, before taking a thread, so one tenant flooding slow tools
+# cannot starve the others; past MCP_TENANT_QUEUE waiting calls or MCP_TENANT_QUEUE_SECONDS of wait
+# a call is refused (retry later). The SDK's session cap is global, so sessions are also capped per
+# token and per tenant, and sessions with no request in flight for MCP_SESSION_IDLE_SECONDS end.
+MCP_WORKER_THREADS = _env_int("MCP_WORKER_THREADS", 32)
+MCP_TENANT_SHARE = _env_int("MCP_TENANT_SHARE", max(1, MCP_WORKER_THREADS // 4))
+MCP_TENANT_QUEUE = _env_int("MCP_TENANT_QUEUE", 4 * MCP_TENANT_SHARE)
+MCP_TENANT_QUEUE_SECONDS = float(os.environ.get("MCP_TENANT_QUEUE_SECONDS") or 30.0)
+MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
+MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
+MCP_SESSION_IDLE_SECONDS = float(os.environ.get("MCP_SESSION_IDLE_SECONDS") or 600.0)

@@ -29,6 +29,20 @@ class GatewayRequest:
     caller: Caller
 
 
+def endpoint_tenant(slug: str) -> Tenant:
+    """The tenant served at ``/t/<slug>/mcp``, if that endpoint exists (its metadata exists alike).
+
+    Raises:
+        GatewayRefused: 404 for an unknown tenant or a switched-off endpoint.
+    """
+    tenant = Tenant.objects.filter(slug=slug).first()
+    if tenant is None:
+        raise GatewayRefused(404, "Unknown tenant.")
+    if not tenant.setting("mcpServer"):
+        raise GatewayRefused(404, MCP_OFF)
+    return tenant
+
+
 def authenticate(slug: str, authorization: str) -> GatewayRequest:
     """Resolve the tenant and the caller of one MCP HTTP request.
 
@@ -36,11 +50,7 @@ def authenticate(slug: str, authorization: str) -> GatewayRequest:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint; 401 for a missing,
             malformed, expired, revoked or other tenant's token.
     """
-    tenant = Tenant.objects.filter(slug=slug).first()
-    if tenant is None:
-        raise GatewayRefused(404, "Unknown tenant.")
-    if not tenant.setting("mcpServer"):
-        raise GatewayRefused(404, MCP_OFF)
+    tenant = endpoint_tenant(slug)
     raw = bearer_token(authorization)
     if raw is None:
         raise GatewayRefused(401, "Authorization: Bearer <token> is required.")

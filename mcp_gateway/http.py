@@ -3,6 +3,10 @@
 The only module that touches Starlette and the transport. The tenant comes from the path
 ``/t/<tenant>/mcp``; the caller from ``Authorization: Bearer``. Each session is bound to the
 token that opened it (the SDK compares ``scope["user"]``), so another credential cannot ride it.
+
+Order of checks: Host (and, for the endpoint, Origin) first, with the transport's own rule, so
+nothing a client sends in ``Host`` is reflected into an answer; then the tenant; then the token;
+then the per-token and per-tenant session caps; then the SDK.
 """
 
 from __future__ import annotations
@@ -15,24 +19,31 @@ from collections.abc import AsyncIterator
 
 import anyio
 from django.conf import settings
+from django.http.request import split_domain_port
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthCredentials
-from starlette.types import Receive, Scope, Send
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
-from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate, current_request
-from mcp_gateway.catalog import catalog_for
-from mcp_gateway.concurrency import in_thread
+from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate, current_request, endpoint_tenant
+from mcp_gateway.catalog import cached_catalog, catalog_for
+from mcp_gateway.concurrency import SERVER_BUSY, TenantBusy, charged_to, in_thread, share_limits
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.notifications import Notifier
 from mcp_gateway.server import build_server
+from mcp_gateway.sessions import Reservation, SessionLedger, TooManySessions, session_limits
+from tenants.error_ids import new_error_id
 
 logger = logging.getLogger("mcp_gateway.http")
 
 MCP_PATH = re.compile(r"^/t/(?P<slug>[a-z0-9][a-z0-9-]{0,39})/mcp/?$")
 PRM_PATH = re.compile(r"^/\.well-known/oauth-protected-resource/t/(?P<slug>[a-z0-9][a-z0-9-]{0,39})/mcp/?$")
+SESSION_HEADER = b"mcp-session-id"
 
 
 def transport_security() -> TransportSecuritySettings:
@@ -49,14 +60,15 @@ def transport_security() -> TransportSecuritySettings:
     )
 
 
-def _header(scope: Scope, name: bytes) -> str:
+def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key == name:
             return value.decode("latin-1")
-    return ""
+    return None
 
 
-def _base_url(scope: Scope) -> str:
+def public_base_url(scope: Scope) -> str:
+    """The origin clients reach this server at, for URLs in answers; only after the Host check."""
     host = _header(scope, b"host") or "localhost"
     return f"{scope.get('scheme', 'http')}://{host}"
 
@@ -81,13 +93,17 @@ class Gateway:
     """The ASGI app for /t/<tenant>/mcp and its protected-resource metadata."""
 
     def __init__(self) -> None:
+        share_limits()  # a misconfigured limit stops the server at start-up, not at the first call
         self.notifier = Notifier()
         self.server = build_server(self.notifier)
+        self.guard = TransportSecurityMiddleware(transport_security())
         self.sessions = StreamableHTTPSessionManager(
             app=self.server,
             stateless=settings.MCP_STATELESS,
-            security_settings=transport_security(),
+            security_settings=self.guard.settings,
+            session_idle_timeout=session_limits().idle_s,
         )
+        self.ledger = SessionLedger(self._session_is_open)
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -103,27 +119,87 @@ class Gateway:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         prm = PRM_PATH.match(scope["path"])
+        # Browsers fetch the metadata cross-origin (it allows any Origin): only its Host is checked.
+        refusal = await self._host_refusal(scope, check_origin=not prm)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
         if prm:
             await self._metadata(scope, send, prm["slug"])
             return
         slug = MCP_PATH.match(scope["path"])["slug"]
         try:
-            gw = await in_thread(authenticate, slug, _header(scope, b"authorization"))
+            gw = await in_thread(authenticate, slug, _header(scope, b"authorization") or "")
         except GatewayRefused as refused:
             await self._refuse(scope, send, slug, refused)
             return
-        # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously.
         current_request.set(gw)
-        await in_thread(catalog_for, gw.tenant)
-        await self.sessions.handle_request(self._authenticated_scope(scope, gw), receive, send)
+        with charged_to(gw.tenant.pk):
+            await self._serve(self._authenticated_scope(scope, gw), receive, send, gw)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, gw: GatewayRequest) -> None:
+        version = _header(scope, b"mcp-protocol-version")
+        modern = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS  # the SDK's routing
+        if modern:
+            await self._warm_catalog(gw)
+        if modern or self.sessions.stateless or _header(scope, SESSION_HEADER) is not None:
+            await self.sessions.handle_request(scope, receive, send)
+            return
+        limits = session_limits()
+        try:
+            reservation = self.ledger.reserve(gw.tenant.pk, _principal(gw), limits)
+        except TooManySessions as refused:
+            await _too_many_sessions(send, gw, refused, limits.idle_s)
+            return
+        # The manager reads its idle timeout when it opens a session: keep it at the current setting.
+        self.sessions.session_idle_timeout = limits.idle_s
+        try:
+            await self.sessions.handle_request(scope, receive, self._recording(send, reservation))
+        finally:
+            self.ledger.release(reservation)
+
+    async def _warm_catalog(self, gw: GatewayRequest) -> None:
+        # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously.
+        if cached_catalog(gw.tenant) is not None:
+            return
+        try:
+            await in_thread(catalog_for, gw.tenant)
+        except TenantBusy:
+            # Best effort: without it the SDK only skips its Mcp-Param header check, and the call
+            # itself then waits for the tenant's share or is refused as busy.
+            logger.debug("catalog warm-up skipped: tenant %s busy", gw.tenant.pk)
+
+    def _recording(self, send: Send, reservation: Reservation) -> Send:
+        """``send`` that counts the session the SDK opens, before the client can learn its id."""
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 400:
+                session_id = dict(message.get("headers", [])).get(SESSION_HEADER)
+                if session_id is not None:
+                    self.ledger.opened(reservation, session_id.decode("latin-1"))
+            await send(message)
+
+        return recording_send
+
+    def _session_is_open(self, session_id: str) -> bool:
+        # The SDK has no public hook for a session's end (client DELETE, idle timeout, crash); it
+        # drops the session from this table the moment it ends, so the ledger asks it.
+        return session_id in self.sessions._server_instances
+
+    async def _host_refusal(self, scope: Scope, *, check_origin: bool) -> Response | None:
+        """421 for a Host outside ALLOWED_HOSTS, 403 for a foreign Origin: the transport's own checks."""
+        host = _header(scope, b"host")
+        if host is not None and not split_domain_port(host)[0]:
+            return Response("Invalid Host header", status_code=400)
+        headers = [(k, v) for k, v in scope.get("headers", []) if check_origin or k != b"origin"]
+        return await self.guard.validate_request(Request({**scope, "headers": headers}), is_post=False)
 
     @staticmethod
     def _authenticated_scope(scope: Scope, gw: GatewayRequest) -> Scope:
-        caller = gw.caller
         principal = AccessToken(
-            token=f"token:{caller.token_id}",
+            token=_principal(gw),
             client_id=f"tenant:{gw.tenant.pk}",
-            subject=f"token:{caller.token_id}",
+            subject=_principal(gw),
             scopes=[],
         )
         return {
@@ -136,7 +212,7 @@ class Gateway:
     async def _refuse(self, scope: Scope, send: Send, slug: str, refused: GatewayRefused) -> None:
         headers = []
         if refused.status == 401:
-            metadata = f"{_base_url(scope)}/.well-known/oauth-protected-resource/t/{slug}/mcp"
+            metadata = f"{public_base_url(scope)}/.well-known/oauth-protected-resource/t/{slug}/mcp"
             challenge = (
                 f'Bearer error="invalid_token", error_description="{refused.message}", '
                 f'resource_metadata="{metadata}"'
@@ -145,8 +221,17 @@ class Gateway:
         await _send_json(send, refused.status, {"error": refused.message}, headers)
 
     async def _metadata(self, scope: Scope, send: Send, slug: str) -> None:
-        """RFC 9728 protected-resource metadata: bearer tokens in the header, issued by the platform."""
-        base = _base_url(scope)
+        """RFC 9728 protected-resource metadata: bearer tokens in the header, issued by the platform.
+
+        Only where the endpoint exists: an unknown tenant or a switched-off endpoint answers 404,
+        as the endpoint itself does.
+        """
+        try:
+            await in_thread(endpoint_tenant, slug)
+        except GatewayRefused as refused:
+            await _send_json(send, refused.status, {"error": refused.message})
+            return
+        base = public_base_url(scope)
         await _send_json(
             send,
             200,
@@ -158,3 +243,31 @@ class Gateway:
             },
             [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
         )
+
+
+def _principal(gw: GatewayRequest) -> str:
+    """Who opened a session: the token (the SDK binds the session to it, the caps count by it)."""
+    return f"token:{gw.caller.token_id}"
+
+
+async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions, idle_s: float) -> None:
+    error_id = new_error_id()
+    logger.warning(
+        "tenant %s: session refused, %s cap of %s reached (%s)",
+        gw.tenant.pk,
+        refused.scope,
+        refused.limit,
+        error_id,
+    )
+    # Room frees up when a session is closed or reaped; an idle one goes within ``idle_s``.
+    retry_after = max(1, min(60, round(idle_s)))
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": SERVER_BUSY,
+            "message": f"{refused} Close unused sessions (HTTP DELETE) or retry later (error id {error_id}).",
+            "data": {"errorId": error_id, "limit": refused.scope, "retryAfter": retry_after},
+        },
+    }
+    await _send_json(send, 429, body, [(b"retry-after", str(retry_after).encode())])

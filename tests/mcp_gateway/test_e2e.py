@@ -214,7 +214,7 @@ def test_tokens_of_other_tenants_are_refused_with_401(mcp_url, token, make_tenan
     assert 'resource_metadata="' in response.headers["www-authenticate"]
 
 
-def test_protected_resource_metadata_is_advertised(mcp_url):
+def test_protected_resource_metadata_is_advertised(mcp_url, app):
     async def main():
         async with httpx2.AsyncClient() as http:
             return await http.get(mcp_url().replace("/t/", "/.well-known/oauth-protected-resource/t/"))

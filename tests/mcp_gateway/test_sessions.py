@@ -1,0 +1,162 @@
+"""Open MCP sessions are capped per token and per tenant; closed and idle sessions free their slot."""
+
+from __future__ import annotations
+
+import anyio
+import httpx2
+import pytest
+
+from mcp_gateway.concurrency import SERVER_BUSY
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = "application/json, text/event-stream"
+
+
+@pytest.fixture
+def tokens(mcp_url, acme, make_tenant, make_member, make_token):
+    """Two tokens of acme's reader, and a token of another tenant."""
+    other = make_tenant("other")
+    make_member(other, "bob")
+    return {
+        "first": make_token(acme, "reader")[1],
+        "second": make_token(acme, "reader")[1],
+        "other": make_token(other, "bob")[1],
+    }
+
+
+class Sessions:
+    """Raw HTTP against the endpoint: opens sessions with initialize, closes them with DELETE."""
+
+    def __init__(self, http: httpx2.AsyncClient, mcp_url):
+        self.http = http
+        self.mcp_url = mcp_url
+        self.opened: list[tuple[str, str, str]] = []
+
+    async def open(self, token: str, slug: str = "acme") -> httpx2.Response:
+        response = await self.http.post(
+            self.mcp_url(slug),
+            headers={"Authorization": f"Bearer {token}", "Accept": ACCEPT},
+            json=INITIALIZE,
+        )
+        if response.status_code == 200:
+            self.opened.append((slug, token, response.headers["mcp-session-id"]))
+        return response
+
+    async def close(self, slug: str, token: str, session_id: str) -> httpx2.Response:
+        return await self.http.delete(
+            self.mcp_url(slug), headers={"Authorization": f"Bearer {token}", "Mcp-Session-Id": session_id}
+        )
+
+    async def ping(self, slug: str, token: str, session_id: str) -> httpx2.Response:
+        return await self.http.post(
+            self.mcp_url(slug),
+            headers={"Authorization": f"Bearer {token}", "Accept": ACCEPT, "Mcp-Session-Id": session_id},
+            json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        )
+
+
+def with_sessions(mcp_url, scenario):
+    async def main():
+        async with httpx2.AsyncClient(timeout=30) as http:
+            sessions = Sessions(http, mcp_url)
+            try:
+                return await scenario(sessions)
+            finally:  # leave no session behind for the next test
+                for opened in sessions.opened:
+                    await sessions.close(*opened)
+
+    return anyio.run(main)
+
+
+def assert_too_many(response: httpx2.Response, limit: str) -> None:
+    assert response.status_code == 429
+    assert int(response.headers["retry-after"]) >= 1
+    error = response.json()["error"]
+    assert error["code"] == SERVER_BUSY
+    assert error["data"]["limit"] == limit
+    assert error["data"]["errorId"].startswith("err_")
+
+
+def test_the_21st_session_of_one_token_is_refused_while_other_tokens_and_tenants_connect(mcp_url, tokens):
+    async def scenario(sessions: Sessions):
+        first = [await sessions.open(tokens["first"]) for _ in range(20)]
+        return (
+            first,
+            await sessions.open(tokens["first"]),
+            await sessions.open(tokens["second"]),
+            await sessions.open(tokens["other"], "other"),
+        )
+
+    first, refused, same_tenant, other_tenant = with_sessions(mcp_url, scenario)
+    assert [r.status_code for r in first] == [200] * 20
+    assert_too_many(refused, "token")
+    assert same_tenant.status_code == 200
+    assert other_tenant.status_code == 200
+
+
+def test_a_tenant_at_its_session_cap_refuses_its_other_tokens_but_not_other_tenants(
+    mcp_url, tokens, settings
+):
+    settings.MCP_SESSIONS_PER_TENANT = 3
+
+    async def scenario(sessions: Sessions):
+        opened = [await sessions.open(tokens[name]) for name in ("first", "first", "second")]
+        return opened, await sessions.open(tokens["second"]), await sessions.open(tokens["other"], "other")
+
+    opened, refused, other_tenant = with_sessions(mcp_url, scenario)
+    assert [r.status_code for r in opened] == [200] * 3
+    assert_too_many(refused, "tenant")
+    assert other_tenant.status_code == 200
+
+
+def test_closing_a_session_frees_its_slot(mcp_url, tokens, settings):
+    settings.MCP_SESSIONS_PER_TOKEN = 2
+
+    async def scenario(sessions: Sessions):
+        await sessions.open(tokens["first"])
+        await sessions.open(tokens["first"])
+        refused = await sessions.open(tokens["first"])
+        closed = await sessions.close(*sessions.opened.pop(0))
+        return refused, closed, await sessions.open(tokens["first"])
+
+    refused, closed, reopened = with_sessions(mcp_url, scenario)
+    assert_too_many(refused, "token")
+    assert closed.status_code == 200
+    assert reopened.status_code == 200
+
+
+def test_an_idle_session_is_reaped_and_frees_its_slot(mcp_url, tokens, settings):
+    settings.MCP_SESSIONS_PER_TOKEN = 1
+    settings.MCP_SESSION_IDLE_SECONDS = 0.5
+    token = tokens["first"]
+
+    async def scenario(sessions: Sessions):
+        opened = await sessions.open(token)
+        session_id = opened.headers["mcp-session-id"]
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": session_id,
+        }
+        # An open GET stream keeps the session busy (not idle) until the stream is closed.
+        async with sessions.http.stream("GET", sessions.mcp_url(), headers=headers) as stream:
+            assert stream.status_code == 200
+            refused = await sessions.open(token)
+        with anyio.fail_after(20):
+            while (reopened := await sessions.open(token)).status_code != 200:
+                await anyio.sleep(0.1)
+        return refused, reopened, await sessions.ping("acme", token, session_id)
+
+    refused, reopened, gone = with_sessions(mcp_url, scenario)
+    assert_too_many(refused, "token")
+    assert reopened.status_code == 200
+    assert gone.status_code == 404  # the reaped session is gone for good
