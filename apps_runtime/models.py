@@ -84,6 +84,9 @@ class Record(TenantOwned):
     collection = models.CharField(max_length=40)
     record_id = models.CharField(max_length=26)
     data = models.JSONField(default=dict)
+    size_bytes = models.PositiveIntegerField(
+        default=0, help_text="Bytes of the data as compact UTF-8 JSON: what counts against the quotas."
+    )
     created_by = models.CharField(max_length=150, blank=True)
     updated_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -96,6 +99,8 @@ class Record(TenantOwned):
                 fields=["tenant", "app", "collection", "record_id"], name="record_unique_id"
             )
         ]
+        # The quota check sums a tenant's sizes from this index alone (an index-only scan on PostgreSQL).
+        indexes = [models.Index(fields=["tenant", "size_bytes"], name="record_tenant_size")]
         ordering = ["tenant_id", "app_id", "collection", "record_id"]
 
     def __str__(self) -> str:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.core import signing
 from django.db import transaction
+from django.db.models import F, OrderBy, QuerySet, Sum
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 from ulid import ULID
 
@@ -17,9 +23,27 @@ from apps_runtime.models import Record
 from tenants.callers import Caller
 
 MAX_LIMIT = 200
-_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# A field name in ``where`` and ``order_by``: letters, digits and single underscores, a letter first
+# (after at most one leading underscore). Without "__" a name can never reach Django's lookup syntax,
+# and without a leading digit it is never read as an array index. No lookarounds, so JSON Schema
+# engines (ECMA, RE2) read the built-in tools' copy of it the same way.
+FIELD_NAME_PATTERN = r"^_?[A-Za-z](?:_?[A-Za-z0-9])*_?$"
+FIELD_NAME_MAX_LENGTH = 64
+WHERE_VALUE_MAX_CHARS = 1000
+CURSOR_MAX_CHARS = 512
+_FIELD_NAME = re.compile(FIELD_NAME_PATTERN)
+_FIELD_RULE = f"letters, digits and single underscores, at most {FIELD_NAME_MAX_LENGTH} characters; no '__'"
 _META_ORDER = {"id": "record_id", "created_at": "created_at", "updated_at": "updated_at"}
 _CURSOR_SALT = "apps_runtime.records.cursor"
+# A NUL in any string, as json.dumps escapes it (an odd run of backslashes before "u0000"): PostgreSQL
+# refuses it in jsonb, so it is refused here on every database.
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+class RecordLimitExceeded(RuntimeDomainError):
+    """A record over the per-record size limit, or a write past the tenant's record storage quota."""
+
+    status, code = 413, "limit"
 
 
 @dataclass(frozen=True)
@@ -104,49 +128,118 @@ def query_records(
     Raises:
         RecordNotFound: no such collection.
         PermissionDenied: the caller may not read the collection.
-        RuntimeDomainError: bad filters, ordering, limit or cursor.
+        RuntimeDomainError: filters, ordering, limit or cursor outside ``check_query``'s rules.
     """
     found = _collection(scope, collection, write=False)
-    rows = _rows(scope, found)
-    for field, value in (where or {}).items():
-        if not _FIELD.match(str(field)) or isinstance(value, dict | list):
-            raise RuntimeDomainError(f"where: '{field}' must be a field name with a scalar value")
-        rows = rows.filter(**{f"data__{field}": value})
-    rows = rows.order_by(*_ordering(order_by))
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise RuntimeDomainError(f"limit must be an integer from 1 to {MAX_LIMIT}")
-    offset = _read_cursor(cursor, collection, where, order_by)
+    check_query(where, order_by, limit)
+    where = where or {}
+    query_key = _query_key(collection, where, order_by)
+    offset = _read_cursor(cursor, query_key)
+    rows = _filtered(_rows(scope, found), where).order_by(*_ordering(order_by))
     page = list(rows[offset : offset + limit + 1])
     next_cursor = None
     if len(page) > limit:
         page = page[:limit]
-        next_cursor = signing.dumps(
-            {"o": offset + limit, "q": [collection, where or {}, order_by]}, salt=_CURSOR_SALT, compress=True
-        )
+        next_cursor = signing.dumps({"o": offset + limit, "q": query_key}, salt=_CURSOR_SALT)
     return {"items": [serialize(r) for r in page], "next_cursor": next_cursor}
 
 
-def _ordering(order_by: str | None) -> list[str]:
+def check_query(where: Any, order_by: Any, limit: Any) -> None:
+    """The one rule for a query's shape, on every path (built-in tools, handlers, front-end).
+
+    ``where`` maps at most ``RECORDS_QUERY_MAX_WHERE_KEYS`` plain field names to exact scalar values;
+    ``order_by`` is one plain field name, optionally with a leading ``-``; ``limit`` is 1 to
+    ``MAX_LIMIT``. Plain names keep Django lookups (``client_name__regex``) out, and the key bound
+    keeps the query's cost linear and small.
+
+    Raises:
+        RuntimeDomainError: the first part of the query that breaks the rule, named.
+    """
+    if where is not None:
+        if not isinstance(where, dict):
+            raise RuntimeDomainError("where must be an object of field names to exact values")
+        most = settings.RECORDS_QUERY_MAX_WHERE_KEYS
+        if len(where) > most:
+            raise RuntimeDomainError(f"where has {len(where)} fields; at most {most} are allowed")
+        for field, value in where.items():
+            _check_field(field, "where")
+            _check_where_value(field, value)
+    if order_by is not None:
+        if not isinstance(order_by, str):
+            raise RuntimeDomainError("order_by must be a field name, optionally with a leading '-'")
+        _check_field(order_by.removeprefix("-"), "order_by")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise RuntimeDomainError(f"limit must be an integer from 1 to {MAX_LIMIT}")
+
+
+def _check_field(name: Any, part: str) -> None:
+    if not isinstance(name, str) or len(name) > FIELD_NAME_MAX_LENGTH or not _FIELD_NAME.fullmatch(name):
+        raise RuntimeDomainError(f"{part}: {_shown(name)} is not a plain field name ({_FIELD_RULE})")
+
+
+def _check_where_value(field: str, value: Any) -> None:
+    if not isinstance(value, str | int | float | bool | None):
+        raise RuntimeDomainError(
+            f"where: the value of '{field}' must be an exact value (string, number, boolean or null)"
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RuntimeDomainError(f"where: the value of '{field}' must be a finite number")
+    if isinstance(value, str) and len(value) > WHERE_VALUE_MAX_CHARS:
+        raise RuntimeDomainError(
+            f"where: the value of '{field}' is longer than {WHERE_VALUE_MAX_CHARS} characters"
+        )
+    if isinstance(value, str) and ("\x00" in value or not _encodable(value)):
+        raise RuntimeDomainError(f"where: the value of '{field}' is not text a record can hold")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _filtered(rows: QuerySet, where: dict) -> QuerySet:
+    # An explicit key transform, never a "data__<field>" string: a field named "regex" or "contains"
+    # stays a JSON key and cannot turn into a lookup on the whole column.
+    for index, (field, value) in enumerate(where.items()):
+        alias = f"where_{index}"
+        rows = rows.alias(**{alias: KeyTransform(field, "data")}).filter(**{alias: value})
+    return rows
+
+
+def _ordering(order_by: str | None) -> list[OrderBy]:
     if order_by is None:
-        return ["record_id"]
-    if not isinstance(order_by, str):
-        raise RuntimeDomainError("order_by must be a field name, optionally with a leading '-'")
-    desc, field = order_by.startswith("-"), order_by.lstrip("-")
-    if not _FIELD.match(field):
-        raise RuntimeDomainError(f"order_by: '{order_by}' is not a field name")
-    column = _META_ORDER.get(field, f"data__{field}")
-    sign = "-" if desc else ""
-    return [f"{sign}{column}", f"{sign}record_id"]
+        return [F("record_id").asc()]
+    desc, field = order_by.startswith("-"), order_by.removeprefix("-")
+    column = F(_META_ORDER[field]) if field in _META_ORDER else KeyTransform(field, "data")
+    tie = F("record_id")
+    return [column.desc(), tie.desc()] if desc else [column.asc(), tie.asc()]
 
 
-def _read_cursor(cursor: str | None, collection: str, where: dict | None, order_by: str | None) -> int:
+def _query_key(collection: str, where: dict, order_by: str | None) -> str:
+    # The cursor carries a digest of its query, not the query: its size stays fixed however large
+    # the filters are.
+    canonical = json.dumps([collection, where, order_by], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _read_cursor(cursor: Any, query_key: str) -> int:
     if cursor is None:
         return 0
+    if not isinstance(cursor, str) or len(cursor) > CURSOR_MAX_CHARS:
+        raise RuntimeDomainError("cursor is not valid")
     try:
         payload = signing.loads(cursor, salt=_CURSOR_SALT)
     except signing.BadSignature as err:
         raise RuntimeDomainError("cursor is not valid") from err
-    if payload.get("q") != [collection, where or {}, order_by]:
+    if not isinstance(payload, dict) or payload.get("q") != query_key:
         raise RuntimeDomainError("cursor belongs to another query")
     return int(payload["o"])
 
@@ -158,9 +251,12 @@ def create_record(scope: RecordsScope, collection: str, data: Any) -> dict:
         RecordNotFound: no such collection.
         PermissionDenied: the caller may not write the collection.
         RecordInvalid: the data breaks the collection's schema.
+        RecordLimitExceeded: the record is over the size limit, or the tenant's quota is reached.
     """
     found = _collection(scope, collection, write=True)
+    size = _checked_size(data)
     clean = _validate(found, data)
+    _check_quota(scope.tenant_id, size)
     who = scope.caller.username or ""
     row = Record.objects.create(
         tenant_id=scope.tenant_id,
@@ -168,6 +264,7 @@ def create_record(scope: RecordsScope, collection: str, data: Any) -> dict:
         collection=found.name,
         record_id=str(ULID()),
         data=clean,
+        size_bytes=size,
         created_by=who,
         updated_by=who,
     )
@@ -181,6 +278,7 @@ def update_record(scope: RecordsScope, collection: str, record_id: str, data: An
         RecordNotFound: no such record or collection.
         PermissionDenied: the caller may not write the collection.
         RecordInvalid: the merged data breaks the collection's schema.
+        RecordLimitExceeded: the merged record is over the size limit, or it grows past the quota.
     """
     found = _collection(scope, collection, write=True)
     if not isinstance(data, dict):
@@ -188,11 +286,71 @@ def update_record(scope: RecordsScope, collection: str, record_id: str, data: An
     with transaction.atomic():
         row = _get_row(scope, found, record_id)
         row = Record.objects.for_tenant(scope.tenant_id).select_for_update().get(pk=row.pk)
-        row.data = _validate(found, {**row.data, **data})
+        merged = {**row.data, **data}
+        size = _checked_size(merged)
+        row.data = _validate(found, merged)
+        _check_quota(scope.tenant_id, size - row.size_bytes)
+        row.size_bytes = size
         row.updated_by = scope.caller.username or ""
         row.updated_at = timezone.now()
-        row.save(update_fields=["data", "updated_by", "updated_at"])
+        row.save(update_fields=["data", "size_bytes", "updated_by", "updated_at"])
     return serialize(row)
+
+
+def record_size(data: Any) -> int:
+    """What a record counts against the limits: its data as compact UTF-8 JSON, in bytes.
+
+    Raises:
+        RecordInvalid: the data is not JSON that every database stores (no NaN, NUL or lone surrogate).
+    """
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        encoded = text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as err:  # UnicodeEncodeError: a lone surrogate
+        raise RecordInvalid(["/: record data must be JSON text (no NaN, no lone surrogates)"]) from err
+    if _ESCAPED_NUL.search(text):
+        raise RecordInvalid(["/: record data must not contain NUL characters"])
+    return len(encoded)
+
+
+def _checked_size(data: Any) -> int:
+    # Before schema validation: a huge document is refused for the price of one serialisation.
+    size = record_size(data)
+    limit = settings.RECORDS_MAX_RECORD_BYTES
+    if size > limit:
+        raise RecordLimitExceeded(f"record is {_bytes_text(size)}; the limit is {_bytes_text(limit)}")
+    return size
+
+
+def _check_quota(tenant_id: int, grows_by: int) -> None:
+    """Refuse a write that would take the tenant's records past ``RECORDS_TENANT_QUOTA_BYTES``.
+
+    The sizes live on the rows (``Record.size_bytes``) and are summed here with one aggregate over an
+    index on (tenant, size_bytes), rather than kept in a running counter: every way a record goes
+    (this module, the admin, an app or tenant deleted in cascade) frees its bytes with no counter to
+    drift, and there is no per-tenant row for concurrent writers to queue on. The price is a race:
+    writers that sum at the same moment may all pass, so a burst can overshoot the quota by at most
+    (concurrent writes of the tenant) x ``RECORDS_MAX_RECORD_BYTES``; the next write sees the total.
+    Writes that shrink a record always pass, so a tenant over quota can clean up.
+    """
+    if grows_by <= 0:
+        return
+    quota = settings.RECORDS_TENANT_QUOTA_BYTES
+    used = Record.objects.for_tenant(tenant_id).aggregate(total=Sum("size_bytes"))["total"] or 0
+    if used + grows_by > quota:
+        raise RecordLimitExceeded(
+            f"tenant record storage quota of {_bytes_text(quota)} reached "
+            f"({_bytes_text(used)} used; this write needs {_bytes_text(grows_by)} more)"
+        )
+
+
+def _bytes_text(size: int) -> str:
+    """``300 KiB``, ``1.5 MiB``; rounded up, so a size just over a limit never prints as the limit."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            tenths = -(-size * 10 // scale)
+            return f"{tenths / 10:g} {unit}"
+    return f"{size} bytes"
 
 
 def delete_record(scope: RecordsScope, collection: str, record_id: str) -> dict:

@@ -11,7 +11,7 @@ from apps_runtime import records
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
 from apps_runtime.jobs.enqueue import enqueue_run
 from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
-from apps_runtime.records import RecordsScope
+from apps_runtime.records import RecordLimitExceeded, RecordsScope
 from apps_runtime.sandbox import BrokerError
 
 Broker = Callable[[str, dict], Any]
@@ -69,7 +69,7 @@ def make_broker(scope: RecordsScope, *, enqueued: list[str] | None = None) -> Br
             raise BrokerError("not_found", err.message) from err
         except PermissionDenied as err:
             raise BrokerError("permission_denied", err.message) from err
-        except JobEnqueueLimit as err:
+        except (JobEnqueueLimit, RecordLimitExceeded) as err:
             raise BrokerError("limit", err.message) from err
         except RecordInvalid as err:
             raise BrokerError("invalid", err.message) from err

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+
+from django.conf import settings
+
+from apps_runtime import records
 
 _APP = {"type": "string", "description": "The app's name (see collections_list)."}
 _COLLECTION = {"type": "string", "description": "The collection's name within the app."}
@@ -15,12 +21,53 @@ class BuiltinSpec:
     name: str
     title: str
     description: str
-    input_schema: dict
+    build_input_schema: Callable[[], dict]
     annotations: dict
+
+    @property
+    def input_schema(self) -> dict:
+        """Built with each tenant catalog, so it follows the settings (``RECORDS_QUERY_MAX_WHERE_KEYS``)."""
+        return self.build_input_schema()
 
 
 def _object(properties: dict, required: list[str]) -> dict:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _records_query_schema() -> dict:
+    # The same rule as apps_runtime.records.check_query, which stays the authority (handlers reach it
+    # without this schema): told to the client up front, and checked before the tool runs.
+    field = records.FIELD_NAME_PATTERN
+    return _object(
+        {
+            "app": _APP,
+            "collection": _COLLECTION,
+            "where": {
+                "type": "object",
+                "description": "Field name to exact value (string, number, boolean or null). Plain field "
+                "names only: letters, digits and single underscores, no '__' lookups.",
+                "maxProperties": settings.RECORDS_QUERY_MAX_WHERE_KEYS,
+                "propertyNames": {"pattern": field, "maxLength": records.FIELD_NAME_MAX_LENGTH},
+                "additionalProperties": {
+                    "type": ["string", "number", "boolean", "null"],
+                    "maxLength": records.WHERE_VALUE_MAX_CHARS,
+                },
+            },
+            "order_by": {
+                "type": "string",
+                "description": "A field name; prefix '-' for descending.",
+                "pattern": "^-?" + field.removeprefix("^"),
+                "maxLength": records.FIELD_NAME_MAX_LENGTH + 1,
+            },
+            "limit": {"type": "integer", "minimum": 1, "maximum": records.MAX_LIMIT, "default": 50},
+            "cursor": {
+                "type": "string",
+                "description": "next_cursor of the previous page.",
+                "maxLength": records.CURSOR_MAX_CHARS,
+            },
+        },
+        ["app", "collection"],
+    )
 
 
 BUILTIN_SPECS: tuple[BuiltinSpec, ...] = (
@@ -29,7 +76,7 @@ BUILTIN_SPECS: tuple[BuiltinSpec, ...] = (
         "List collections",
         "List the apps of this workspace and the record collections you may read in each, "
         "with their schemas.",
-        {"type": "object", "properties": {}, "additionalProperties": False},
+        partial(_object, {}, []),
         {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
     ),
     BuiltinSpec(
@@ -37,41 +84,31 @@ BUILTIN_SPECS: tuple[BuiltinSpec, ...] = (
         "Query records",
         "Find records of a collection by exact field values, with ordering and pagination "
         "(pass next_cursor back as cursor for the next page).",
-        _object(
-            {
-                "app": _APP,
-                "collection": _COLLECTION,
-                "where": {
-                    "type": "object",
-                    "description": "Field name to exact value (string, number, boolean).",
-                },
-                "order_by": {"type": "string", "description": "A field name; prefix '-' for descending."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
-                "cursor": {"type": "string", "description": "next_cursor of the previous page."},
-            },
-            ["app", "collection"],
-        ),
+        _records_query_schema,
         {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
     ),
     BuiltinSpec(
         "records_get",
         "Get a record",
         "Read one record of a collection by its id.",
-        _object({"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
+        partial(_object, {"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
         {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
     ),
     BuiltinSpec(
         "records_create",
         "Create a record",
         "Create a record in a collection; the data must match the collection's schema.",
-        _object({"app": _APP, "collection": _COLLECTION, "data": _DATA}, ["app", "collection", "data"]),
+        partial(
+            _object, {"app": _APP, "collection": _COLLECTION, "data": _DATA}, ["app", "collection", "data"]
+        ),
         {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     ),
     BuiltinSpec(
         "records_update",
         "Update a record",
         "Merge fields into a record; fields not given keep their values.",
-        _object(
+        partial(
+            _object,
             {"app": _APP, "collection": _COLLECTION, "id": _ID, "data": _DATA},
             ["app", "collection", "id", "data"],
         ),
@@ -81,7 +118,7 @@ BUILTIN_SPECS: tuple[BuiltinSpec, ...] = (
         "records_delete",
         "Delete a record",
         "Delete a record of a collection by its id. This cannot be undone.",
-        _object({"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
+        partial(_object, {"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
         {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
     ),
 )

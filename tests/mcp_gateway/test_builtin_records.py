@@ -1,0 +1,114 @@
+"""The built-in records tools through the official MCP client: query rules and record quotas."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from apps_runtime.models import Record
+from tests.mcp_gateway.conftest import mcp_client
+
+CASES = {"app": "cases", "collection": "cases"}
+
+
+@pytest.fixture
+def calls(mcp_url, acme, deploy, make_token):
+    """Run a list of (tool, arguments) in one MCP session as ``username``; returns the results."""
+    deploy(acme)
+
+    def run(username: str, steps: list[tuple[str, dict]], **token_options) -> list:
+        raw = make_token(acme, username, **token_options)[1]
+
+        async def main():
+            async with mcp_client(mcp_url(), raw) as client:
+                return [await client.call_tool(f"acme_{tool}", arguments) for tool, arguments in steps]
+
+        return anyio.run(main)
+
+    return run
+
+
+def _text(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_a_read_only_token_cannot_run_a_regex_through_records_query(calls):
+    calls("writer", [("records_create", {**CASES, "data": {"client_name": "Ada"}})])
+    plain, lookup, catastrophic, lookup_order = calls(
+        "reader",
+        [
+            ("records_query", {**CASES, "where": {"client_name": "Ada"}}),
+            ("records_query", {**CASES, "where": {"client_name__regex": "^A"}}),
+            ("records_query", {**CASES, "where": {"client_name__regex": "(((.+)+)+)+\u0000"}}),
+            ("records_query", {**CASES, "order_by": "client_name__regex"}),
+        ],
+        read_only=True,
+    )
+    assert plain.is_error is False
+    assert [r["data"] for r in plain.structured_content["items"]] == [{"client_name": "Ada"}]
+    for refused in (lookup, catastrophic):
+        assert refused.is_error is True
+        assert "/where: 'client_name__regex' does not match" in _text(refused)
+    assert lookup_order.is_error is True
+    assert "/order_by: 'client_name__regex' does not match" in _text(lookup_order)
+
+
+def test_records_query_refuses_more_where_fields_than_the_limit(calls):
+    twenty, twenty_one = calls(
+        "reader",
+        [
+            ("records_query", {**CASES, "where": {f"field_{i}": i for i in range(20)}}),
+            ("records_query", {**CASES, "where": {f"field_{i}": i for i in range(21)}}),
+        ],
+    )
+    assert twenty.is_error is False
+    assert twenty.structured_content["items"] == []
+    assert twenty_one.is_error is True
+    assert "/where:" in _text(twenty_one) and "too many properties" in _text(twenty_one)
+
+
+def test_the_query_rule_is_in_the_advertised_input_schema(mcp_url, acme, deploy, make_token):
+    deploy(acme)
+    raw = make_token(acme, "reader")[1]
+
+    async def main():
+        async with mcp_client(mcp_url(), raw) as client:
+            return (await client.list_tools()).tools
+
+    tool = next(t for t in anyio.run(main) if t.name == "acme_records_query")
+    where = tool.input_schema["properties"]["where"]
+    assert where["maxProperties"] == 20
+    assert where["propertyNames"]["pattern"] == "^_?[A-Za-z](?:_?[A-Za-z0-9])*_?$"
+
+
+def test_records_create_and_update_over_the_size_limit_are_tool_errors(calls, settings):
+    settings.RECORDS_MAX_RECORD_BYTES = 1024
+    created, too_big = calls(
+        "writer",
+        [
+            ("records_create", {**CASES, "data": {"client_name": "Ada"}}),
+            ("records_create", {**CASES, "data": {"client_name": "x" * 2000}}),
+        ],
+    )
+    assert created.is_error is False
+    assert too_big.is_error is True
+    assert _text(too_big) == "record is 2 KiB; the limit is 1 KiB"
+    grow = {**CASES, "id": created.structured_content["id"], "data": {"reference": "r" * 2000}}
+    (grown,) = calls("writer", [("records_update", grow)])
+    assert grown.is_error is True
+    assert "the limit is 1 KiB" in _text(grown)
+    assert Record.all_tenants.get().data == {"client_name": "Ada"}
+
+
+def test_a_tenant_over_its_quota_gets_a_tool_error_until_a_delete(calls, settings):
+    settings.RECORDS_TENANT_QUOTA_BYTES = 100
+    create = ("records_create", {**CASES, "data": {"client_name": "x" * 60}})  # 78 bytes as JSON
+    first, second = calls("writer", [create, create])
+    assert first.is_error is False
+    assert second.is_error is True
+    assert _text(second).startswith("tenant record storage quota of 100 bytes reached")
+    deleted, third = calls(
+        "writer", [("records_delete", {**CASES, "id": first.structured_content["id"]}), create]
+    )
+    assert deleted.is_error is False
+    assert third.is_error is False
