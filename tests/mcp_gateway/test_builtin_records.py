@@ -5,7 +5,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.models import Record
+from mcp_gateway.builtins import BUILTINS
+from tenants.callers import caller_for
+from tenants.scoping import access_user
 from tests.mcp_gateway.conftest import mcp_client
 
 CASES = {"app": "cases", "collection": "cases"}
@@ -46,11 +50,11 @@ def test_a_read_only_token_cannot_run_a_regex_through_records_query(calls):
     )
     assert plain.is_error is False
     assert [r["data"] for r in plain.structured_content["items"]] == [{"client_name": "Ada"}]
-    for refused in (lookup, catastrophic):
+    # Refused by the advertised inputSchema (propertyNames / pattern) before the tool runs.
+    for refused, where in ((lookup, "/where"), (catastrophic, "/where"), (lookup_order, "/order_by")):
         assert refused.is_error is True
-        assert "/where: 'client_name__regex' does not match" in _text(refused)
-    assert lookup_order.is_error is True
-    assert "/order_by: 'client_name__regex' does not match" in _text(lookup_order)
+        assert _text(refused).startswith("Invalid arguments:")
+        assert f"{where}: " in _text(refused) and "client_name__regex" in _text(refused)
 
 
 def test_records_query_refuses_more_where_fields_than_the_limit(calls):
@@ -64,7 +68,7 @@ def test_records_query_refuses_more_where_fields_than_the_limit(calls):
     assert twenty.is_error is False
     assert twenty.structured_content["items"] == []
     assert twenty_one.is_error is True
-    assert "/where:" in _text(twenty_one) and "too many properties" in _text(twenty_one)
+    assert _text(twenty_one).startswith("Invalid arguments:\n/where: ")
 
 
 def test_the_query_rule_is_in_the_advertised_input_schema(mcp_url, acme, deploy, make_token):
@@ -112,3 +116,13 @@ def test_a_tenant_over_its_quota_gets_a_tool_error_until_a_delete(calls, setting
     )
     assert deleted.is_error is False
     assert third.is_error is False
+
+
+@pytest.mark.django_db
+def test_the_built_in_tool_applies_the_records_rule_itself_not_only_its_schema(acme, deploy):
+    deploy(acme)
+    caller = caller_for(acme, access_user("reader"))
+    for arguments in ({"where": {"client_name__regex": "^A"}}, {"order_by": "client_name__len"},
+                      {"where": {f"field_{i}": i for i in range(21)}}):
+        with pytest.raises(RuntimeDomainError):
+            BUILTINS["records_query"](acme, caller, {**CASES, **arguments})
