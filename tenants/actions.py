@@ -12,14 +12,23 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from tenants.exceptions import AlreadyTaken, InvalidValue, NotAMember
+from tenants.authority import (
+    require_may_grant_superuser,
+    require_platform_operator,
+    require_tenant_admin,
+    token_holder,
+)
+from tenants.exceptions import AlreadyTaken, InvalidValue
 from tenants.models import PREFIX_RE, ROLE_RE, SLUG_RE, ApiToken, Membership, Tenant, TenantAuditLog
-from tenants.scoping import access_membership, access_user
+from tenants.scoping import access_membership
 from tenants.signals import tenant_changed
 from tenants.tenant_settings import clean_setting_value
-from tenants.tokens import hash_secret, new_secret
+from tenants.tokens import TOKEN_MAX_DAYS, hash_secret, new_secret
 
 User = AbstractBaseUser
+# A member holds a handful of roles; the bound keeps a request from storing a huge list that every
+# permission check and catalog key then carries.
+MAX_ROLES = 100
 
 
 def _audit(
@@ -41,8 +50,12 @@ def clean_roles(roles: list[str]) -> list[str]:
     """Sorted, de-duplicated role names.
 
     Raises:
-        InvalidValue: a role name breaks ^[a-z][a-z0-9_]{0,39}$.
+        InvalidValue: not a list, more than MAX_ROLES, or a role name breaks ^[a-z][a-z0-9_]{0,39}$.
     """
+    if not isinstance(roles, list):
+        raise InvalidValue("roles", type(roles).__name__, "must be a list of role names")
+    if len(roles) > MAX_ROLES:
+        raise InvalidValue("roles", f"{len(roles)} roles", f"at most {MAX_ROLES} roles")
     for role in roles:
         if not isinstance(role, str) or not re.fullmatch(ROLE_RE, role):
             raise InvalidValue("role", role, f"role names must match {ROLE_RE}")
@@ -54,10 +67,15 @@ def create_tenant(
 ) -> Tenant:
     """Create a tenant; the MCP prefix defaults to the slug with '-' as '_'.
 
+    The slug and the prefix are fixed from then on: wire names already handed to MCP clients
+    and stored with each app's tools start with the prefix.
+
     Raises:
+        NotAllowed: acting_user is not a platform operator.
         InvalidValue: the slug or prefix breaks its pattern.
         AlreadyTaken: the slug or prefix belongs to another tenant.
     """
+    require_platform_operator("creating a tenant", acting_user)
     if not re.fullmatch(SLUG_RE, slug):
         raise InvalidValue("slug", slug, f"must match {SLUG_RE}")
     prefix = prefix if prefix is not None else slug.replace("-", "_")
@@ -76,6 +94,25 @@ def create_tenant(
     return tenant
 
 
+def rename_tenant(tenant: Tenant, name: str, *, acting_user: User | None) -> None:
+    """Change the tenant's display name (its slug and prefix never change).
+
+    Raises:
+        NotAllowed: acting_user is not an admin of the tenant.
+        InvalidValue: the name is empty or longer than 200 characters.
+    """
+    require_tenant_admin(tenant, acting_user)
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise InvalidValue("name", name, "1 to 200 characters")
+    with transaction.atomic():
+        old = Tenant.objects.select_for_update().values_list("name", flat=True).get(pk=tenant.pk)
+        tenant.name = name
+        if old == name:
+            return
+        Tenant.objects.filter(pk=tenant.pk).update(name=name)
+        _audit(tenant, acting_user, "tenant.rename", tenant.slug, old=old, new=name)
+
+
 def add_member(
     tenant: Tenant,
     username: str,
@@ -88,12 +125,17 @@ def add_member(
     """Add ``username`` (created when missing) to the tenant, or update their roles and flags.
 
     Raises:
+        NotAllowed: acting_user is not an admin of the tenant, or asked for a superuser without
+            being a platform operator.
         InvalidValue: a bad username or role name.
     """
-    roles = clean_roles(roles or [])
+    require_tenant_admin(tenant, acting_user)
+    if superuser:
+        require_may_grant_superuser(acting_user)
+    roles = clean_roles(roles if roles is not None else [])
     user_model = get_user_model()
     validators = user_model._meta.get_field(user_model.USERNAME_FIELD).validators
-    if not username or any(not _valid(v, username) for v in validators):
+    if not isinstance(username, str) or not username or any(not _valid(v, username) for v in validators):
         raise InvalidValue("username", username, "letters, digits and @/./+/-/_ only")
     with transaction.atomic():
         user, _ = get_user_model().objects.get_or_create(username=username)
@@ -101,15 +143,56 @@ def add_member(
             user.is_superuser = user.is_staff = True
             user.save(update_fields=["is_superuser", "is_staff"])
         membership = Membership.objects.for_tenant(tenant).filter(user=user).first()
-        old = {"roles": membership.roles, "admin": membership.is_admin} if membership else None
         if membership is None:
             membership = Membership.objects.create(tenant=tenant, user=user, roles=roles, is_admin=admin)
+            _audit(tenant, acting_user, "member.set", username, new={"roles": roles, "admin": admin})
+            bump_state_version(tenant)
         else:
-            membership.roles, membership.is_admin = roles, admin
-            membership.save(update_fields=["roles", "is_admin"])
-        _audit(tenant, acting_user, "member.set", username, old=old, new={"roles": roles, "admin": admin})
-        bump_state_version(tenant)
+            _change_membership(tenant, membership, roles, admin, acting_user=acting_user)
     return membership
+
+
+def update_member(
+    tenant: Tenant,
+    username: str,
+    *,
+    roles: list[str] | None = None,
+    admin: bool | None = None,
+    acting_user: User | None,
+) -> Membership:
+    """Change an existing member's roles and/or admin flag; None leaves that one as it is.
+
+    Raises:
+        NotAllowed: acting_user is not an admin of the tenant.
+        NotAMember: the user is not a member.
+        InvalidValue: a bad role name.
+    """
+    require_tenant_admin(tenant, acting_user)
+    cleaned = clean_roles(roles) if roles is not None else None
+    with transaction.atomic():
+        membership = access_membership(tenant, username)
+        _change_membership(
+            tenant,
+            membership,
+            cleaned if cleaned is not None else membership.roles,
+            admin if admin is not None else membership.is_admin,
+            acting_user=acting_user,
+        )
+    return membership
+
+
+def _change_membership(
+    tenant: Tenant, membership: Membership, roles: list[str], admin: bool, *, acting_user: User | None
+) -> None:
+    """Store new roles and flag on the locked row; audit and bump the state when they differ."""
+    locked = Membership.objects.for_tenant(tenant).select_for_update().get(pk=membership.pk)
+    old, new = {"roles": locked.roles, "admin": locked.is_admin}, {"roles": roles, "admin": admin}
+    membership.roles, membership.is_admin = roles, admin
+    if old == new:
+        return
+    membership.save(update_fields=["roles", "is_admin"])
+    _audit(tenant, acting_user, "member.set", membership.user.get_username(), old=old, new=new)
+    bump_state_version(tenant)
 
 
 def _valid(validator, value: str) -> bool:
@@ -124,8 +207,10 @@ def remove_member(tenant: Tenant, username: str, *, acting_user: User | None) ->
     """Remove a member and revoke their tokens in this tenant.
 
     Raises:
+        NotAllowed: acting_user is not an admin of the tenant.
         NotAMember: the user is not a member.
     """
+    require_tenant_admin(tenant, acting_user)
     with transaction.atomic():
         membership = access_membership(tenant, username)
         ApiToken.objects.for_tenant(tenant).filter(user=membership.user, revoked_at=None).update(
@@ -147,21 +232,18 @@ def issue_token(
 ) -> tuple[ApiToken, str]:
     """Issue a token for a member (or a platform superuser); returns the row and the raw token.
 
-    The raw token is returned once and never stored.
+    The raw token is returned once and never stored. Who may issue it for whom is
+    ``authority.token_holder``'s rule.
 
     Raises:
-        UserNotFound: no such user.
+        NotAllowed: a tenant admin asked for a platform superuser's token, or acting_user is no admin.
+        UserNotFound: no such user (platform operators only; others get NotAMember).
         NotAMember: the user is neither a member nor a superuser.
-        InvalidValue: expires_days is not positive.
+        InvalidValue: expires_days is not a whole number from 1 to TOKEN_MAX_DAYS.
     """
-    user = access_user(username)
-    is_member = Membership.objects.for_tenant(tenant).filter(user=user).exists()
-    if not is_member and not user.is_superuser:
-        raise NotAMember(username, tenant.slug)
-    if expires_days is not None and expires_days <= 0:
-        raise InvalidValue("expires-days", expires_days, "must be a positive number of days")
+    expires_at = _token_expiry(expires_days)
+    user = token_holder(tenant, username, acting_user=acting_user)
     secret = new_secret()
-    expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
     with transaction.atomic():
         token = ApiToken.objects.create(
             tenant=tenant,
@@ -176,8 +258,27 @@ def issue_token(
     return token, secret.token
 
 
+def _token_expiry(expires_days: int | None):
+    """When a token issued now for ``expires_days`` expires; None for never.
+
+    Raises:
+        InvalidValue: not a whole number from 1 to TOKEN_MAX_DAYS.
+    """
+    if expires_days is None:
+        return None
+    whole = isinstance(expires_days, int) and not isinstance(expires_days, bool)
+    if not whole or not 1 <= expires_days <= TOKEN_MAX_DAYS:
+        raise InvalidValue("expires-days", expires_days, f"must be a whole number from 1 to {TOKEN_MAX_DAYS}")
+    return timezone.now() + timedelta(days=expires_days)
+
+
 def revoke_token(token: ApiToken, *, acting_user: User | None) -> None:
-    """Revoke a token at once; revoking twice is harmless."""
+    """Revoke a token at once; revoking twice is harmless.
+
+    Raises:
+        NotAllowed: acting_user is not an admin of the token's tenant.
+    """
+    require_tenant_admin(token.tenant, acting_user)
     if token.revoked_at is not None:
         return
     with transaction.atomic():
@@ -190,9 +291,11 @@ def set_tenant_setting(tenant: Tenant, key: str, value: object, *, acting_user: 
     """Set one tenant setting; returns the stored value.
 
     Raises:
+        NotAllowed: acting_user is not an admin of the tenant.
         UnknownSetting: the key is not a tenant setting.
         InvalidValue: the value is not a boolean.
     """
+    require_tenant_admin(tenant, acting_user)
     cleaned = clean_setting_value(key, value)
     with transaction.atomic():
         locked = Tenant.objects.select_for_update().get(pk=tenant.pk)

@@ -62,6 +62,26 @@ class NotAMember(TenantError):
         super().__init__(f"user '{username}' is not a member of tenant '{slug}'")
 
 
+class NotAllowed(TenantError):
+    """The acting user may not make this change: names what they tried and who may."""
+
+    code = "forbidden"
+
+    def __init__(self, what: str, who: str):
+        self.what, self.who = what, who
+        super().__init__(f"{what}: only {who} may do this")
+
+
+class TokenNotFound(TenantError):
+    """No token with that id in this tenant (one error for "missing" and "not yours")."""
+
+    code = "not_found"
+
+    def __init__(self, token_id: object):
+        self.token_id = token_id
+        super().__init__("no such token")
+
+
 class InvalidToken(TenantError):
     """A bearer token that is malformed, unknown, expired, revoked or for another tenant."""
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from tenants.exceptions import NotAMember, TenantNotFound, UserNotFound
+from tenants.exceptions import NotAMember, TenantNotFound, TokenNotFound, UserNotFound
 from tenants.managers import ScopeError  # noqa: F401  (re-exported: the scoping failure callers catch)
-from tenants.models import Membership, Tenant
+from tenants.models import ApiToken, Membership, Tenant
 
 
 def access_tenant(slug: str) -> Tenant:
@@ -48,3 +48,15 @@ def access_membership(tenant: Tenant, username: str) -> Membership:
         return Membership.objects.for_tenant(tenant).select_related("user").get(user__username=username)
     except Membership.DoesNotExist as err:
         raise NotAMember(username, tenant.slug) from err
+
+
+def access_token(tenant: Tenant, token_id: int) -> ApiToken:
+    """The API token with this id in ``tenant``, its user loaded.
+
+    Raises:
+        TokenNotFound: no such token in this tenant.
+    """
+    token = ApiToken.objects.for_tenant(tenant).select_related("tenant", "user").filter(pk=token_id).first()
+    if token is None:
+        raise TokenNotFound(token_id)
+    return token

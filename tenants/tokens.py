@@ -21,6 +21,9 @@ from tenants.models import ApiToken
 TOKEN_PREFIX = "lcp_"
 # Only write last_used_at this often: a write per request would serialise hot paths on one row.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
+# The longest lifetime a token may be issued with (ten years); beyond it dates overflow, and a
+# token meant to live for ever is issued without an expiry instead.
+TOKEN_MAX_DAYS = 3650
 
 
 @dataclass(frozen=True)

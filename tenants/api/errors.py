@@ -13,9 +13,11 @@ from tenants.error_ids import new_error_id
 from tenants.exceptions import (
     AlreadyTaken,
     InvalidValue,
+    NotAllowed,
     NotAMember,
     TenantError,
     TenantNotFound,
+    TokenNotFound,
     UnknownSetting,
     UserNotFound,
 )
@@ -26,6 +28,8 @@ _STATUS = {
     TenantNotFound: status.HTTP_404_NOT_FOUND,
     UserNotFound: status.HTTP_404_NOT_FOUND,
     NotAMember: status.HTTP_404_NOT_FOUND,
+    TokenNotFound: status.HTTP_404_NOT_FOUND,
+    NotAllowed: status.HTTP_403_FORBIDDEN,
     AlreadyTaken: status.HTTP_409_CONFLICT,
     InvalidValue: status.HTTP_400_BAD_REQUEST,
     UnknownSetting: status.HTTP_400_BAD_REQUEST,

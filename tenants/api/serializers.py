@@ -2,8 +2,32 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from tenants.actions import MAX_ROLES
 from tenants.models import ApiToken, Membership
 from tenants.tenant_settings import SETTINGS
+from tenants.tokens import TOKEN_MAX_DAYS
+
+# Fields a caller may think they can write but never can here, with the reason they are told.
+_FIXED_FIELDS = {
+    "superuser": "platform superusers are made by a platform operator, never through a tenant",
+    "is_superuser": "platform superusers are made by a platform operator, never through a tenant",
+    "slug": "fixed when the tenant is created",
+    "mcp_prefix": "fixed when the tenant is created: wire names in use start with it",
+}
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not declare, so a write that would be ignored is a 400 instead."""
+
+    unknown_message = "unknown field"
+
+    def validate(self, attrs: dict) -> dict:
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError(
+                {key: _FIXED_FIELDS.get(key, self.unknown_message) for key in sorted(unknown)}
+            )
+        return attrs
 
 
 class MembershipSerializer(serializers.ModelSerializer):
@@ -15,14 +39,18 @@ class MembershipSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at"]
 
 
-class MembershipWriteSerializer(serializers.Serializer):
+class MembershipWriteSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
-    roles = serializers.ListField(child=serializers.CharField(max_length=40), default=list)
+    roles = serializers.ListField(
+        child=serializers.CharField(max_length=40), max_length=MAX_ROLES, default=list
+    )
     is_admin = serializers.BooleanField(default=False)
 
 
-class MembershipUpdateSerializer(serializers.Serializer):
-    roles = serializers.ListField(child=serializers.CharField(max_length=40), required=False)
+class MembershipUpdateSerializer(StrictSerializer):
+    roles = serializers.ListField(
+        child=serializers.CharField(max_length=40), max_length=MAX_ROLES, required=False
+    )
     is_admin = serializers.BooleanField(required=False)
 
 
@@ -47,24 +75,22 @@ class ApiTokenSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ApiTokenCreateSerializer(serializers.Serializer):
+class ApiTokenCreateSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
     name = serializers.CharField(max_length=100, required=False, default="", allow_blank=True)
     read_only = serializers.BooleanField(default=False)
-    expires_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+    expires_days = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=TOKEN_MAX_DAYS, default=None
+    )
 
 
-class SettingsSerializer(serializers.Serializer):
+class SettingsSerializer(StrictSerializer):
     """The tenant settings; PATCH any subset. Unknown keys are refused."""
+
+    unknown_message = "unknown setting"
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
             key: serializers.BooleanField(required=False, help_text=spec.help)
             for key, spec in SETTINGS.items()
         }
-
-    def validate(self, attrs: dict) -> dict:
-        unknown = set(self.initial_data) - set(self.fields)
-        if unknown:
-            raise serializers.ValidationError({key: "unknown setting" for key in sorted(unknown)})
-        return attrs

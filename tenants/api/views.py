@@ -22,7 +22,7 @@ from tenants.api.serializers import (
 )
 from tenants.exceptions import TenantNotFound
 from tenants.models import ApiToken, Membership, Tenant
-from tenants.scoping import access_membership
+from tenants.scoping import access_membership, access_token
 
 
 class TenantAPIView(APIView):
@@ -81,15 +81,15 @@ class MemberDetailView(TenantAPIView):
 
     @extend_schema(request=MembershipUpdateSerializer, responses=MembershipSerializer)
     def patch(self, request: Request, slug: str, username: str) -> Response:
-        current = access_membership(self.tenant, username)
+        access_membership(self.tenant, username)  # an unknown member is a 404 before a body error
         serializer = MembershipUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        membership = actions.add_member(
+        membership = actions.update_member(
             self.tenant,
             username,
-            roles=data.get("roles", current.roles),
-            admin=data.get("is_admin", current.is_admin),
+            roles=data.get("roles"),
+            admin=data.get("is_admin"),
             acting_user=request.user,
         )
         return Response(MembershipSerializer(membership).data)
@@ -133,10 +133,5 @@ class TokenListView(TenantAPIView):
 class TokenDetailView(TenantAPIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str, token_id: int) -> Response:
-        token = ApiToken.objects.for_tenant(self.tenant).filter(pk=token_id).first()
-        if token is None:
-            return Response(
-                {"code": "not_found", "detail": "no such token"}, status=status.HTTP_404_NOT_FOUND
-            )
-        actions.revoke_token(token, acting_user=request.user)
+        actions.revoke_token(access_token(self.tenant, token_id), acting_user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

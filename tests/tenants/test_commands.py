@@ -102,6 +102,8 @@ def test_issue_token_prints_only_a_working_token(make_tenant, make_member):
         (["acme", "ghost"], "ghost"),
         (["acme", "bob"], "bob"),
         (["acme", "alice", "--expires-days", "0"], "expires-days"),
+        (["acme", "alice", "--expires-days", "3651"], "expires-days"),
+        (["acme", "alice", "--expires-days", "1000000000000"], "expires-days"),
     ],
 )
 def test_issue_token_refuses_bad_input(make_tenant, make_member, args, culprit):
