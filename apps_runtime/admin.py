@@ -1,24 +1,22 @@
-"""Django admin: apps with their versions and tools (wire names), records, handler errors, job runs."""
+"""Django admin: apps with their versions and tools (wire names), records, handler errors, job runs.
+
+Every row here is written by deploys, record calls, the sandbox or the scheduler, which keep wire
+names, quotas, catalogs and audit consistent; the admin shows the rows and changes none of them
+(an app is taken down with the "Undeploy" action, the same action as ``manage.py undeploy``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps_runtime.deploy import undeploy_app
+from apps_runtime.manifest import DeployRejected
 from apps_runtime.models import App, AppVersion, HandlerError, Job, JobRun, Record, Tool
-from tenants.admin import AllTenantsAdmin
-
-
-class ReadOnlyAdmin(AllTenantsAdmin):
-    """Deploys are the only way to change these rows; the admin shows them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from tenants.admin import ReadOnlyAdmin
 
 
 class ToolInline(admin.TabularInline):
@@ -32,6 +30,13 @@ class ToolInline(admin.TabularInline):
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The formset narrows this to the app on the page (a filter the tenant scope cannot see).
+        return Tool.all_tenants.get_queryset()
+
 
 @admin.register(App)
 class AppAdmin(ReadOnlyAdmin):
@@ -39,6 +44,15 @@ class AppAdmin(ReadOnlyAdmin):
     list_filter = ["tenant"]
     search_fields = ["name", "tenant__slug"]
     inlines = [ToolInline]
+    actions = ["undeploy"]
+
+    @admin.action(description="Undeploy selected apps (versions and records are kept)")
+    def undeploy(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for app in queryset.select_related("tenant"):
+            try:
+                undeploy_app(app.tenant, app.name, acting_user=request.user)
+            except DeployRejected as err:
+                self.message_user(request, f"{app}: {err}", messages.WARNING)
 
 
 @admin.register(AppVersion)
@@ -87,6 +101,3 @@ class JobRunAdmin(ReadOnlyAdmin):
     search_fields = ["run_id", "job", "error_id", "app__name"]
     date_hierarchy = "enqueued_at"
     list_select_related = ["app", "tenant"]
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

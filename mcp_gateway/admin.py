@@ -1,11 +1,13 @@
 from django.contrib import admin
 
-from apps_runtime.admin import ReadOnlyAdmin
 from mcp_gateway.models import ToolCallAudit
+from tenants.admin import ReadOnlyAdmin
 
 
 @admin.register(ToolCallAudit)
 class ToolCallAuditAdmin(ReadOnlyAdmin):
+    """The audit of tool calls: written by the gateway only, never edited or deleted here."""
+
     list_display = [
         "created_at",
         "tenant",

@@ -1,13 +1,21 @@
-"""Admin forms: one boolean field per tenant setting."""
+"""Admin forms. They check input the way the actions will, so a bad value is a form error, not a 500.
+
+The writes themselves are the actions' (see ``tenants.admin``); a form only validates.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import AbstractBaseUser
 
+from tenants.actions import clean_roles
+from tenants.authority import token_holder
+from tenants.exceptions import TenantError
 from tenants.models import ApiToken, Membership, Tenant
 from tenants.tenant_settings import SETTINGS
+from tenants.tokens import TOKEN_MAX_DAYS
 
 
 class TenantAdminForm(forms.ModelForm):
@@ -27,8 +35,39 @@ class TenantAdminForm(forms.ModelForm):
         return {key: self.cleaned_data[f"setting_{key}"] for key in SETTINGS}
 
 
+class MembershipAdminForm(forms.ModelForm):
+    """A membership on its own page or as a row of the tenant page.
+
+    Who the membership belongs to is fixed once it exists: another user is another membership
+    (remove this one, which revokes its tokens, and add one).
+    """
+
+    class Meta:
+        model = Membership
+        fields = ["tenant", "user", "roles", "is_admin"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            for name in ("tenant", "user"):
+                if name in self.fields:
+                    self.fields[name].disabled = True
+
+    def clean_roles(self) -> list[str]:
+        roles = self.cleaned_data.get("roles")
+        try:
+            return clean_roles([] if roles is None else roles)
+        except TenantError as err:
+            raise forms.ValidationError(str(err)) from err
+
+
 class TokenAddForm(forms.ModelForm):
-    expires_days = forms.IntegerField(required=False, min_value=1, help_text="Leave empty for no expiry.")
+    """A new token; the admin sets ``acting_user`` so the form asks the same rule the action will."""
+
+    acting_user: AbstractBaseUser | None = None
+    expires_days = forms.IntegerField(
+        required=False, min_value=1, max_value=TOKEN_MAX_DAYS, help_text="Leave empty for no expiry."
+    )
 
     class Meta:
         model = ApiToken
@@ -37,7 +76,9 @@ class TokenAddForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         tenant, user = data.get("tenant"), data.get("user")
-        if tenant and user and not user.is_superuser:
-            if not Membership.objects.for_tenant(tenant).filter(user=user).exists():
-                raise forms.ValidationError(f"{user} is not a member of {tenant}")
+        if tenant and user:
+            try:
+                token_holder(tenant, user.get_username(), acting_user=self.acting_user)
+            except TenantError as err:
+                raise forms.ValidationError(str(err)) from err
         return data
