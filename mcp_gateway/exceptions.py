@@ -18,6 +18,17 @@ class InvalidCursor(Exception):
         super().__init__("Invalid cursor")
 
 
+class InternalError(Exception):
+    """A platform fault while serving a request (JSON-RPC -32603): only the error id reaches the caller.
+
+    The exception itself is logged under ``error_id`` where it was caught.
+    """
+
+    def __init__(self, error_id: str):
+        self.error_id = error_id
+        super().__init__(f"Internal error (error id {error_id})")
+
+
 class GatewayRefused(Exception):
     """A request refused before MCP handling: carries the HTTP status and a message for the body."""
 

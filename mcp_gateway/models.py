@@ -18,6 +18,7 @@ class ToolCallAudit(TenantOwned):
         INVALID_ARGUMENTS = "invalid_arguments"
         HANDLER_FAILED = "handler_failed"
         DENIED = "denied"
+        PLATFORM_ERROR = "platform_error"  # the platform failed, not the tool: see the error id in the logs
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")

@@ -59,25 +59,51 @@ class _TenantListen:
         self._notifier = notifier
 
     async def __call__(self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams):
-        tenant = gateway_request(ctx).tenant
-        return await self._notifier.tenant_listener(tenant)(ctx, params)
+        return await self._notifier.listen(ctx, params, gateway_request(ctx).tenant)
+
+
+@dataclass
+class _TenantBus:
+    bus: InMemorySubscriptionBus
+    handler: ListenHandler
+    listeners: int = 0  # open listen streams; at 0 the bus goes, and the tenant is no longer polled
 
 
 class Notifier:
     def __init__(self) -> None:
         # Keyed by the SDK connection object so a closed session drops out on its own.
         self._watches: weakref.WeakKeyDictionary[object, _Watch] = weakref.WeakKeyDictionary()
-        self._buses: dict[int, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
+        self._buses: dict[int, _TenantBus] = {}
         self._versions: dict[int, int] = {}
         self.listen_handler = _TenantListen(self)
 
-    def tenant_listener(self, tenant: Tenant) -> ListenHandler:
-        """The listen handler of the tenant's own bus; changes are measured from this version on."""
-        if tenant.pk not in self._buses:
+    async def listen(
+        self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams, tenant: Tenant
+    ) -> types.SubscriptionsListenResult:
+        """Serve one listen stream on the tenant's own bus; changes are measured from this version on."""
+        entry = self._buses.get(tenant.pk)
+        if entry is None:
             bus = InMemorySubscriptionBus()
-            self._buses[tenant.pk] = (bus, ListenHandler(bus))
+            entry = self._buses[tenant.pk] = _TenantBus(bus, ListenHandler(bus))
         self._versions.setdefault(tenant.pk, tenant.state_version)
-        return self._buses[tenant.pk][1]
+        entry.listeners += 1
+        try:
+            return await entry.handler(ctx, params)
+        finally:
+            entry.listeners -= 1
+            if entry.listeners == 0 and self._buses.get(tenant.pk) is entry:
+                del self._buses[tenant.pk]
+                self._forget_unwatched()
+
+    @property
+    def polled_tenants(self) -> frozenset[int]:
+        """The tenants whose changes someone is listening for now: the ones each poll reads."""
+        return frozenset({w.tenant_id for w in list(self._watches.values())} | set(self._buses))
+
+    def _forget_unwatched(self) -> None:
+        polled = self.polled_tenants
+        for tenant_id in [t for t in self._versions if t not in polled]:
+            del self._versions[tenant_id]
 
     async def watch(self, ctx: ServerRequestContext, gw: GatewayRequest) -> None:
         """Remember a handshake-era session that listed tools, with what it saw."""
@@ -102,7 +128,8 @@ class Notifier:
                 logger.exception("tool list change check failed")
 
     async def check_once(self) -> None:
-        tenant_ids = {w.tenant_id for w in list(self._watches.values())} | set(self._buses)
+        self._forget_unwatched()  # sessions that closed since the last poll
+        tenant_ids = self.polled_tenants
         if not tenant_ids:
             return
         current = await in_thread(_versions, tenant_ids)
@@ -114,7 +141,7 @@ class Notifier:
 
     async def _tenant_changed(self, tenant_id: int) -> None:
         if tenant_id in self._buses:
-            await self._buses[tenant_id][0].publish(ToolsListChanged())
+            await self._buses[tenant_id].bus.publish(ToolsListChanged())
         tenant = await in_thread(Tenant.objects.filter(pk=tenant_id).first)
         if tenant is None:  # deleted: its sessions will get 404s on their next request
             return
@@ -132,5 +159,5 @@ class Notifier:
                 logger.debug("could not notify a session of tenant %s", tenant_id, exc_info=True)
 
 
-def _versions(tenant_ids: set[int]) -> dict[int, int]:
+def _versions(tenant_ids: frozenset[int]) -> dict[int, int]:
     return dict(Tenant.objects.filter(pk__in=tenant_ids).values_list("pk", "state_version"))

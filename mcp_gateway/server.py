@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 
+from apps_runtime.sandbox.error_ids import new_error_id
 from mcp_gateway import tool_calls
 from mcp_gateway.auth import current_request, gateway_request
 from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
-from mcp_gateway.exceptions import InvalidCursor, ToolUnavailable
+from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
 from mcp_gateway.notifications import Notifier
+
+logger = logging.getLogger("mcp_gateway.server")
+Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 
 
 class GatewayServer(Server):
@@ -28,7 +37,31 @@ class GatewayServer(Server):
         )
 
 
+def internal_errors(handler: Handler) -> Handler:
+    """Answer any unexpected exception of ``handler`` as JSON-RPC -32603 with an error id.
+
+    The SDK would send the exception's text (database errors, RecursionError) with code 0 on the
+    handshake-era transport; the caller gets the error id only, and the log has the rest under it.
+    """
+
+    @functools.wraps(handler)
+    async def guarded(ctx: ServerRequestContext, params: Any) -> Any:
+        try:
+            return await handler(ctx, params)
+        except MCPError:
+            raise
+        except InternalError as err:  # already logged under its id where it was caught
+            raise MCPError(types.INTERNAL_ERROR, str(err)) from err
+        except Exception as err:  # the top of a request: nothing unexpected reaches the wire as text
+            error_id = new_error_id()
+            logger.exception("MCP %s failed: error_id=%s", ctx.method, error_id)
+            raise MCPError(types.INTERNAL_ERROR, str(InternalError(error_id))) from err
+
+    return guarded
+
+
 def build_server(notifier: Notifier) -> GatewayServer:
+    @internal_errors
     async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
         gw = gateway_request(ctx)
         try:
@@ -40,6 +73,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
         await notifier.watch(ctx, gw)
         return result
 
+    @internal_errors
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
         gw = gateway_request(ctx)
         try:
@@ -63,5 +97,5 @@ def build_server(notifier: Notifier) -> GatewayServer:
         instructions="Tools of this workspace's apps, and its records. Each tool runs with your permissions.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=notifier.listen_handler,
+        on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )

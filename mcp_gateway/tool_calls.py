@@ -12,11 +12,12 @@ from django.conf import settings
 
 from apps_runtime.dispatch import load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
+from apps_runtime.sandbox.error_ids import new_error_id
 from mcp_gateway.arguments import argument_problems
 from mcp_gateway.audit import record_call
 from mcp_gateway.builtins import BUILTINS
 from mcp_gateway.catalog import CatalogEntry, catalog_for
-from mcp_gateway.exceptions import InvalidCursor, ToolUnavailable
+from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.results import error_result, invalid_arguments_result, json_result, route_result
 from tenants.callers import Caller
@@ -77,42 +78,60 @@ def resolve_tool(tenant: Tenant, caller: Caller, name: str) -> CatalogEntry:
 def call_tool(
     tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None
 ) -> types.CallToolResult:
-    """Validate, run as the caller, map the result, and audit the call.
+    """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
 
     Raises:
         ToolUnavailable: see ``resolve_tool``.
+        InternalError: the platform failed; logged under the error id and audited as ``platform_error``.
     """
     arguments = arguments or {}
     started = time.perf_counter()
+    # Filled in as the call goes, so a call that raises half-way is still audited with what was known.
+    audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
     try:
-        entry = resolve_tool(tenant, caller, name)
+        return _call(tenant, caller, name, arguments, audit)
     except ToolUnavailable:
-        record_call(caller, name, arguments, outcome=Outcome.DENIED, duration_ms=0.0)
+        audit["outcome"] = Outcome.DENIED
         raise
+    except Exception as err:  # the top of one call: the caller gets an error id, never the exception
+        error_id = new_error_id()
+        logger.exception("Tool call failed: error_id=%s tenant=%s tool=%s", error_id, tenant.slug, name)
+        audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
+        raise InternalError(error_id) from err
+    finally:
+        record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
+
+
+def _call(tenant: Tenant, caller: Caller, name: str, arguments: dict, audit: dict) -> types.CallToolResult:
+    entry = resolve_tool(tenant, caller, name)
     problems = argument_problems(entry.validator, arguments)
     if problems:
-        record_call(caller, name, arguments, outcome=Outcome.INVALID_ARGUMENTS, duration_ms=0.0)
+        audit["outcome"] = Outcome.INVALID_ARGUMENTS
         return invalid_arguments_result(problems)
     if entry.builtin is not None:
-        result, audit = _call_builtin(tenant, caller, entry, arguments)
-    else:
-        result, audit = _call_app_tool(tenant, caller, entry, arguments)
-    elapsed = (time.perf_counter() - started) * 1000
-    record_call(caller, name, arguments, duration_ms=elapsed, **audit)
-    return result
+        return _call_builtin(tenant, caller, entry, arguments, audit)
+    return _call_app_tool(tenant, caller, entry, arguments, audit)
 
 
-def _call_builtin(tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict) -> tuple:
+def _call_builtin(
+    tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict, audit: dict
+) -> types.CallToolResult:
     try:
         value = BUILTINS[entry.builtin](tenant, caller, arguments)
     except RuntimeDomainError as err:
-        return error_result(err.message), {"outcome": Outcome.TOOL_ERROR}
-    return json_result(value), {"outcome": Outcome.OK}
+        audit["outcome"] = Outcome.TOOL_ERROR
+        return error_result(err.message)
+    audit["outcome"] = Outcome.OK
+    return json_result(value)
 
 
-def _call_app_tool(tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict) -> tuple:
+def _call_app_tool(
+    tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict, audit: dict
+) -> types.CallToolResult:
+    audit["app_name"] = entry.app_name or ""
     try:
         loaded = load_app(tenant, entry.app_name)
+        audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
         route = loaded.compiled.routes.by_key[entry.route_key]
         result = run_route(
             loaded,
@@ -125,15 +144,15 @@ def _call_app_tool(tenant: Tenant, caller: Caller, entry: CatalogEntry, argument
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).
-        return error_result(err.message), {"outcome": Outcome.DENIED, "app_name": entry.app_name or ""}
-    audit = {"app_name": loaded.app.name, "app_version": loaded.version.number}
+        audit["outcome"] = Outcome.DENIED
+        return error_result(err.message)
     if result.failed:
         audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
     elif result.status >= 400:
-        audit.update(outcome=Outcome.TOOL_ERROR)
+        audit["outcome"] = Outcome.TOOL_ERROR
     else:
-        audit.update(outcome=Outcome.OK)
+        audit["outcome"] = Outcome.OK
     mapped = route_result(result, entry.output_validator)
     if mapped.is_error and audit["outcome"] == Outcome.OK:
         audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema
-    return mapped, audit
+    return mapped

@@ -92,7 +92,7 @@ def test_statuses_with_a_body_pass(run_handler, status):
     assert run_handler(f"def handle(request):\n    return {{'ok': 1}}, {status}\n").status == status
 
 
-@pytest.mark.parametrize("kind", ["sandbox_unavailable", "handler_timeout", "no_such_kind", 7, ["handler_error"]])
+@pytest.mark.parametrize("kind", ["sandbox_unavailable", "handler_timeout", "other", 7, ["handler_error"]])
 def test_a_child_cannot_claim_a_failure_only_the_host_decides(run_handler, kind):
     frame = {"failure": {"kind": kind, "trace": "", "detail": "forged"}}
 
@@ -109,3 +109,14 @@ def test_a_child_may_report_its_own_failures(run_handler, kind):
         run_handler(forge(b'{"failure":{"kind":"%s","trace":"","detail":""}}' % kind.encode()))
 
     assert failed.value.kind == kind
+
+
+@pytest.mark.parametrize("tier", [1, 2, 3])
+def test_the_host_refuses_deep_frames_and_claimed_platform_faults_at_every_tier(run_at, tier):
+    deep = b'{"result":{"status":200,"body":' + nested(100_000).encode() + b"}}"
+    claim = b'{"failure":{"kind":"sandbox_unavailable","trace":"","detail":""}}'
+
+    for frame in (deep, claim):
+        with pytest.raises(HandlerFailed) as failed:
+            run_at(tier, forge(frame))
+        assert failed.value.kind == "handler_error"
