@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +17,7 @@ from apps_runtime.exceptions import (
     RuntimeDomainError,
     UnsupportedMediaType,
 )
+from apps_runtime.sandbox.frames import FrameRejected, decode_frame
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for, caller_for_token
 from tenants.exceptions import InvalidToken
@@ -62,11 +62,11 @@ def _json_body(request: HttpRequest) -> dict:
     if request.content_type not in ("application/json", "") and not request.content_type.endswith("+json"):
         raise UnsupportedMediaType(f"send JSON, not {request.content_type}")
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise RuntimeDomainError("request body is not valid JSON") from err
-    if not isinstance(body, dict):
-        raise RuntimeDomainError("request body must be a JSON object")
+        # The handler's own frames are held to the same nesting bound: a deeply nested body would
+        # otherwise raise RecursionError here or in whatever walks it next.
+        body = decode_frame(raw)
+    except FrameRejected as err:
+        raise RuntimeDomainError(f"request body must be a JSON object ({err.reason})") from err
     return body
 
 

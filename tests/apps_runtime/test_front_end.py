@@ -91,6 +91,15 @@ def test_invalid_json_and_non_object_bodies_are_400_and_other_media_415(as_user)
     assert client.post(f"{BASE}/echo/x", {"a": "1"}).status_code == 415
 
 
+def test_a_deeply_nested_body_is_400_not_a_server_error(as_user):
+    client = as_user("writer")
+    for depth in (70, 100_000):
+        body = '{"a":' + "[" * depth + "]" * depth + "}"
+        response = client.post(f"{BASE}/cases/c1/escalate", body, content_type="application/json")
+        assert response.status_code == 400
+        assert "nested deeper" in str(response.json())
+
+
 def test_oversized_requests_are_413(as_user, settings):
     settings.SANDBOX_MAX_REQUEST_BYTES = 100
     response = as_user("reader").post(f"{BASE}/echo/x", {"a": "x" * 200}, content_type="application/json")
