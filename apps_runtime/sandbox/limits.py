@@ -16,9 +16,13 @@ class SandboxLimits:
     max_response_bytes: int = 4 * MIB  # JSON result body; larger fails with output_too_large
     max_log_bytes: int = 64 * KIB  # captured stdout+stderr; the rest is dropped
     max_data_calls: int = 1000  # broker calls per invocation; beyond, the SDK call raises LimitExceeded
+    # Threads at once, the handler's main thread included (RLIMIT_NPROC of the call's own uid: tiers 1-2
+    # when the platform runs as root; tier 3 allows no thread at all). Beyond, starting one raises
+    # RuntimeError in the handler.
+    max_threads: int = 32
 
     def __post_init__(self) -> None:
-        for name in ("timeout_ms", "memory_mb", "max_request_bytes", "max_response_bytes"):
+        for name in ("timeout_ms", "memory_mb", "max_request_bytes", "max_response_bytes", "max_threads"):
             value = getattr(self, name)
             if type(value) is not int or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive int, got {value!r}")

@@ -2,6 +2,8 @@
 
 At start-up the sandbox probes the isolation tiers (see ``tiers.py``) strongest first and keeps the first
 that starts and passes its self-test; below ``min_tier`` it refuses to run anything (SandboxUnavailable).
+Each call in flight holds a slot (see ``slots.py``): its own uid when the platform runs as root, and a
+scratch filesystem of bounded size (see ``scratch.py``).
 """
 
 import atexit
@@ -9,11 +11,11 @@ import dataclasses
 import itertools
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 from . import tiers
 from .exceptions import RequestTooLarge, SandboxUnavailable
@@ -21,13 +23,19 @@ from .exchange import exchange
 from .fairshare import TenantGate
 from .invocation import Broker, Invocation, Outcome
 from .runtime import protocol
+from .runtime.hardening import MAX_FILE_BYTES
+from .scratch import ScratchArea
+from .slots import NoFreeUids, Slot, SlotPool, UidClaim
 from .verdicts import judge, queue_timeout, unavailable
 from .zygote_process import ZygoteLost, ZygoteProcess
 
 logger = logging.getLogger("apps_runtime.sandbox")
 
-SANDBOX_UID = 65534  # "nobody" on Debian; the uid every handler runs as when the platform runs as root
-SANDBOX_GID = 65534  # "nogroup"
+# Where handlers' uids come from when the platform runs as root: one per call in flight, never shared by
+# two calls at once on this host. 0x70000000-0x7000FFFF lies in a range systemd's uid plan leaves unused
+# (above container ranges, below the foreign-image range); the range must own no file and run no process.
+DEFAULT_UID_RANGE = (1879048192, 1879113727)
+_MIB = 1024 * 1024
 
 
 class Sandbox:
@@ -44,23 +52,26 @@ class Sandbox:
         max_concurrent_per_tenant: int = 4,
         queue_timeout_ms: int = 5000,
         bwrap: str = "bwrap",
-        sandbox_uid: int = SANDBOX_UID,
-        sandbox_gid: int = SANDBOX_GID,
+        max_concurrent: int = 64,
+        scratch_mb: int = 64,
+        uid_range: tuple[int, int] = DEFAULT_UID_RANGE,
     ):
         """Prepare a sandbox; the tier probe and the zygote start on ``start()`` or the first call.
 
-        ``scratch_root`` holds one scratch dir per call (the child's cwd, removed afterwards); by default a
-        private temporary dir, removed by ``close()``. ``bundle_root`` is the directory every
+        ``scratch_root`` (default: the system temp dir) is where the sandbox makes its private scratch dir,
+        removed by ``close()`` (or, after a crash, by the next sandbox started there): each call works in a
+        fresh dir of at most ``scratch_mb`` MiB in total, removed afterwards. ``max_concurrent`` calls run
+        at once; more wait, like a full fair share. When the platform runs as root each of those calls has
+        a uid of its own, from ``uid_range`` (first, last). ``bundle_root`` is the directory every
         ``Invocation.bundle_dir`` lies in (mounted read-only at tier 1, which needs it); calls for bundles
         elsewhere are refused. ``min_tier`` is the weakest isolation tier accepted (1 strongest ... 3), by
         number or name; ``tier`` forces one tier instead of probing (tests, benchmarks; "unconfined", tier 4,
         is accepted only with ``min_tier`` 4). ``max_concurrent_per_tenant`` bounds the runs in flight per
         ``Invocation.tenant_key``; a run waiting longer than ``queue_timeout_ms`` for a slot fails with
-        HandlerFailed("sandbox_unavailable"). When the platform runs as root, handlers run as
-        ``sandbox_uid``/``sandbox_gid``.
+        HandlerFailed("sandbox_unavailable").
 
         Raises:
-            ValueError: an unknown tier, or a non-positive limit.
+            ValueError: an unknown tier, a non-positive limit, or an empty uid range.
         """
         self._python = python
         self._min_level = tiers.parse_tier(min_tier)
@@ -69,16 +80,23 @@ class Sandbox:
             raise ValueError(f"queue_timeout_ms must be a non-negative int, got {queue_timeout_ms!r}")
         self._gate = TenantGate(max_concurrent_per_tenant)
         self._queue_timeout_s = queue_timeout_ms / 1000
+        for name, value in (("max_concurrent", max_concurrent), ("scratch_mb", scratch_mb)):
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        first, last = uid_range
+        if not (type(first) is int and type(last) is int and 0 < first <= last < 2**32 - 1):
+            raise ValueError(f"uid_range must be (first, last) with 0 < first <= last, got {uid_range!r}")
         self._bwrap = bwrap
-        self._uid, self._gid = sandbox_uid, sandbox_gid
+        self._uid_range = (first, last)
+        self._max_concurrent = max_concurrent
+        self._scratch_bytes = scratch_mb * _MIB
         self._drops_uid = os.geteuid() == 0
         self._bundle_root = os.path.realpath(bundle_root) if bundle_root is not None else None
-        self._owns_scratch_root = scratch_root is None
-        self._scratch_root = os.path.realpath(scratch_root or tempfile.mkdtemp(prefix="apps-sandbox-"))
-        os.makedirs(self._scratch_root, mode=0o700, exist_ok=True)
-        if self._drops_uid:
-            # The sandbox uid must reach its own call dir (0700, its own) by path, but may not list others.
-            os.chmod(self._scratch_root, 0o711)
+        self._scratch_parent = os.path.realpath(scratch_root or tempfile.gettempdir())
+        self._scratch: ScratchArea | None = None
+        self._uids: UidClaim | None = None
+        self._slots: SlotPool | None = None
+        self._probe_uid: list[int] | None = None
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._zygote: ZygoteProcess | None = None
@@ -120,6 +138,19 @@ class Sandbox:
     def bundle_root(self) -> str | None:
         return self._bundle_root
 
+    @property
+    def scratch_bytes_per_call(self) -> int | None:
+        """What one call may write in total in its scratch dir (after ``start()``); None when only the
+        per-file limit holds here (the platform cannot mount a tmpfs per call slot).
+        """
+        area = self._scratch
+        return self._scratch_bytes if area is not None and area.unbounded_reason is None else None
+
+    @property
+    def scratch_dir(self) -> str | None:
+        """This sandbox's private scratch dir (after ``start()``), for operations and tests."""
+        return self._scratch.root if self._scratch is not None else None
+
     def start(self) -> str:
         """Probe the tiers and start the zygote at the strongest that works; idempotent. Returns the tier.
 
@@ -143,7 +174,32 @@ class Sandbox:
                 raise
             return tiers.TIER_NAMES[self._spec.level]
 
+    def _prepare_slots(self) -> None:
+        """The scratch area, the uids (as root) and the call slots; once, before the first zygote."""
+        try:
+            area = ScratchArea(self._scratch_parent)
+        except OSError as exc:
+            raise SandboxUnavailable(f"Handler sandbox: cannot make its scratch dir in "
+                                     f"{self._scratch_parent!r}: {exc}") from None
+        try:
+            ids: list[tuple[int | None, int | None]] = [(None, None)] * self._max_concurrent
+            if self._drops_uid:
+                # One more than the slots: the zygote's start-up probe runs as that one.
+                self._uids = UidClaim(*self._uid_range, self._max_concurrent + 1)
+                *ids, probe = [(uid, uid) for uid in self._uids.uids]
+                self._probe_uid = list(probe)
+            slots = [Slot(uid, gid, area.make_slot(str(index), self._scratch_bytes, uid, gid))
+                     for index, (uid, gid) in enumerate(ids)]
+        except (NoFreeUids, OSError) as exc:
+            area.close()
+            if self._uids is not None:
+                self._uids.close()
+            raise SandboxUnavailable(f"Handler sandbox: cannot prepare its call slots: {exc}") from None
+        self._scratch, self._slots = area, SlotPool(slots)
+
     def _probe(self) -> None:
+        if self._slots is None:
+            self._prepare_slots()
         if self._forced_level is not None:
             if self._forced_level > self._min_level:
                 raise SandboxUnavailable(
@@ -182,15 +238,23 @@ class Sandbox:
         if level == tiers.NAMESPACES:
             logger.info("Handler sandbox: isolation %s (%s), zygote pid %s", tiers.tier_label(level), how,
                         self._zygote.pid)
+        elif level == tiers.RLIMITS:
+            logger.warning(TIER_3_WARNING, how, f"; unavailable here: {others}" if others else "")
         else:
             logger.warning(
                 "Handler sandbox: isolation %s (%s), below tier 1 (namespaces)%s",
                 tiers.tier_label(level), how, f"; unavailable here: {others}" if others else "",
             )
+        if self._scratch.unbounded_reason is not None:
+            logger.warning("Handler sandbox: a call's scratch space is bounded per file only (%d MiB), not "
+                           "in total: %s", MAX_FILE_BYTES // _MIB, self._scratch.unbounded_reason)
+        if not self._drops_uid and level < tiers.UNCONFINED:
+            logger.warning("Handler sandbox: the platform does not run as root, so calls share its uid: no "
+                           "per-call thread cap below tier 3, and concurrent calls are one user")
 
     def _launch_spec(self, level: int) -> tiers.LaunchSpec:
         return tiers.launch_spec(level, python=self._python, bwrap=self._bwrap, bundle_root=self._bundle_root,
-                                 scratch_root=self._scratch_root, uid=self._uid, gid=self._gid)
+                                 scratch_dir=self._scratch.calls, probe_uid=self._probe_uid)
 
     # -- calls ----------------------------------------------------------------------------------------------
     def run(self, invocation: Invocation, broker: Broker) -> Outcome:
@@ -213,8 +277,9 @@ class Sandbox:
         if len(payload) > limits.max_request_bytes:
             raise RequestTooLarge(len(payload), limits.max_request_bytes)
         key = invocation.tenant_key
+        deadline = time.monotonic() + self._queue_timeout_s
+        waited = f"{self._queue_timeout_s * 1000:.0f} ms"
         if key is not None and not self._gate.enter(key, self._queue_timeout_s):
-            waited = f"{self._queue_timeout_s * 1000:.0f} ms"
             raise queue_timeout(invocation, f"tenant {key!r} already has {self._gate.limit} handler runs in "
                                             f"flight; waited {waited} for a slot")
         try:
@@ -222,7 +287,14 @@ class Sandbox:
                 self.start()
             except SandboxUnavailable as exc:
                 raise unavailable(invocation, str(exc)) from None
-            return self._run(invocation, bundle_dir, payload, broker)
+            slot = self._slots.acquire(deadline - time.monotonic())
+            if slot is None:
+                raise queue_timeout(invocation, f"all {self._slots.size} call slots of the sandbox are in "
+                                                f"use; waited {waited} for one")
+            try:
+                return self._run(invocation, bundle_dir, payload, broker, slot)
+            finally:
+                self._slots.release(slot)
         finally:
             if key is not None:
                 self._gate.leave(key)
@@ -237,15 +309,16 @@ class Sandbox:
             raise ValueError(f"bundle_dir {bundle_dir!r} is not inside the bundle root {self._bundle_root!r}")
         return real
 
-    def _run(self, invocation: Invocation, bundle_dir: str, payload: bytes, broker: Broker) -> Outcome:
+    def _run(self, invocation: Invocation, bundle_dir: str, payload: bytes, broker: Broker,
+             slot: Slot) -> Outcome:
         limits = invocation.limits
-        scratch_dir = tempfile.mkdtemp(prefix="call-", dir=self._scratch_root)
-        if self._drops_uid and self._spec.level < tiers.UNCONFINED:
-            os.chown(scratch_dir, self._uid, self._gid)
+        confined = self._spec.level < tiers.UNCONFINED
+        scratch_dir = slot.new_call_dir(owned=confined)
         config = {
             "bundle_dir": bundle_dir,
             "handler": invocation.handler,
             "scratch_dir": scratch_dir,
+            "uid": slot.ids if confined else None,
             "limits": dataclasses.asdict(limits),
         }
         try:
@@ -262,7 +335,7 @@ class Sandbox:
                 if transcript.zygote_hung or transcript.forked or attempt == 1:
                     break
         finally:
-            shutil.rmtree(scratch_dir, ignore_errors=True)
+            slot.clear(scratch_dir)
         if transcript is None:
             raise unavailable(invocation, "the zygote cannot be started")
         return judge(invocation, transcript)
@@ -296,15 +369,23 @@ class Sandbox:
         zygote.terminate()
 
     def close(self) -> None:
-        """Stop the zygote (and any child still running) and remove the scratch root if we created it."""
+        """Stop the zygote (and any child still running), remove the scratch dir, give the uids back."""
         with self._start_lock, self._lock:
             self._closed = True
             zygote, self._zygote = self._zygote, None
         if zygote is not None and zygote.owner_pid == os.getpid():
             zygote.close()
-        if self._owns_scratch_root:
-            shutil.rmtree(self._scratch_root, ignore_errors=True)
+        if self._scratch is not None:
+            self._scratch.close()  # a no-op in a process made by os.fork(): the parent's, not ours
+        if self._uids is not None:
+            self._uids.close()
 
+
+TIER_3_WARNING = """Handler sandbox: isolation tier 3 (rlimits) (%s): HANDLERS ARE WEAKLY CONFINED.
+    At tier 3 a handler can read every file its uid may read (/etc, world-readable source and packages),
+    connect to TCP services on this host (databases, caches, this platform) and write outside its
+    scratch dir. Use it only for trusted handlers; install bubblewrap (tier 1) or use a Landlock kernel
+    (tier 2), and set SANDBOX_MIN_TIER to refuse to start below them%s"""
 
 _instance: Sandbox | None = None
 _instance_pid = 0

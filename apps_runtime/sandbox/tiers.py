@@ -1,14 +1,16 @@
 """Host side of the isolation tiers: names, what each needs of the host, and how a zygote is launched at it.
 
   1 namespaces        bubblewrap (own mount, pid, net, ipc, uts namespaces; an empty root with read-only
-                      /usr, the interpreter's stdlib, the sandbox runtime and the bundles root; the scratch
-                      root read-write; a private /tmp), the zygote as an unprivileged uid, plus tier 2 in
-                      every child. Needs the ``bwrap`` binary and, launched by root, CAP_SYS_ADMIN (not in a
-                      default Docker container); launched by another user, unprivileged user namespaces.
+                      /usr, the interpreter's stdlib, the sandbox runtime and the bundles root; the call
+                      slots' scratch read-write; a private /tmp), plus tier 2 in every child. Launched by
+                      root, the zygote keeps only CAP_SETUID/CAP_SETGID/CAP_KILL, to run each child as its
+                      call's uid.
+                      Needs the ``bwrap`` binary and, launched by root, CAP_SYS_ADMIN (not in a default
+                      Docker container); launched by another user, unprivileged user namespaces.
   2 landlock-seccomp  Landlock + seccomp in every child (see runtime/hardening.py), plus tier 3. Needs a
                       Landlock-enabled kernel (5.13+, ``lsm=...,landlock``) and x86_64. Works in Docker.
-  3 rlimits           resource limits, empty environment, brokered data, and a drop to the sandbox uid in
-                      every child when the host runs as root. Needs nothing.
+  3 rlimits           resource limits, empty environment, brokered data, and (when the host runs as root)
+                      a drop to the call's own uid and an IPC namespace per child. Needs nothing.
   4 unconfined        a bare fork (no limits, no uid drop): for benchmarks only; never chosen by the probe.
 """
 
@@ -107,7 +109,7 @@ class LaunchSpec:
     python: str
     config: dict
     cwd: str
-    expected_uid: int  # the zygote's uid as the host sees it; checked against SCM_CREDENTIALS
+    expected_uid: int  # the zygote's uid as the host sees it (ours); checked against SCM_CREDENTIALS
     wrapper: list[str] = field(default_factory=list)  # bwrap ... "--" for tier 1
 
     def argv(self, ctrl_fd: int) -> list[str]:
@@ -119,14 +121,17 @@ def _under(path: str, roots: list[str]) -> bool:
 
 
 def _bwrap_argv(
-    bwrap: str, interp: Interpreter, bundle_root: str, scratch_root: str, as_root: bool
+    bwrap: str, interp: Interpreter, bundle_root: str, scratch_dir: str, as_root: bool
 ) -> list[str]:
     argv = [shutil.which(bwrap) or bwrap]
     if as_root:
-        # No user namespace: the zygote starts as root holding only CAP_SETUID/CAP_SETGID and drops to the
-        # sandbox uid at once (boot.py), so every sandboxed process is that uid on the host too.
+        # No user namespace: the zygote stays root holding only CAP_SETUID/CAP_SETGID (no file, network or
+        # admin power), so that each child can drop to its call's own uid: every handler is an
+        # unprivileged uid on the host too, and no two calls in flight share one. CAP_KILL lets it kill
+        # those children at their deadline; its PID namespace holds nothing else it could signal.
         argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_KILL"]
     else:
         argv += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     # --as-pid-1: the zygote is the namespace's init, so bwrap (its parent) reaps it and the namespace ends
@@ -166,30 +171,33 @@ def _bwrap_argv(
             argv.extend(["--tmpfs", site_dir, "--remount-ro", site_dir])
     mount("--ro-bind", RUNTIME_DIR)
     mount("--ro-bind", bundle_root)
-    mount("--bind", scratch_root)
+    mount("--bind", scratch_dir)
     argv.extend(["--chdir", "/", "--"])
     return argv
 
 
-def launch_spec(level: int, *, python: str, bwrap: str, bundle_root: str | None, scratch_root: str,
-                uid: int, gid: int) -> LaunchSpec:
-    """The launch of a zygote at ``level``.
+def launch_spec(level: int, *, python: str, bwrap: str, bundle_root: str | None, scratch_dir: str,
+                probe_uid: list[int] | None) -> LaunchSpec:
+    """The launch of a zygote at ``level``; its children work in ``scratch_dir`` (the slots' parent) and
+    its start-up probe runs as ``probe_uid`` ([uid, gid], when the platform runs as root).
 
     Raises:
         OSError, subprocess.SubprocessError, ValueError: ``python`` does not run (tier 1 asks it where it
         lives).
     """
     as_root = os.geteuid() == 0
-    drop = [uid, gid] if as_root else None
     if level == NAMESPACES:
         interp = interpreter(python)
-        wrapper = _bwrap_argv(bwrap, interp, bundle_root, scratch_root, as_root)
-        config = {"tier": level, "zygote_uid": drop, "child_uid": None, "fd_paths": False}
-        return LaunchSpec(level, interp.executable, config, "/", uid if as_root else os.geteuid(), wrapper)
+        wrapper = _bwrap_argv(bwrap, interp, bundle_root, scratch_dir, as_root)
+        config = {"tier": level, "probe_uid": probe_uid, "fd_paths": False, "ipc_namespace": False}
+        return LaunchSpec(level, interp.executable, config, "/", os.geteuid(), wrapper)
     if level in (LANDLOCK_SECCOMP, RLIMITS):
         # fd_paths: the children (the sandbox uid) may not be able to traverse to the stdlib or the bundle.
-        config = {"tier": level, "zygote_uid": None, "child_uid": drop, "fd_paths": as_root}
-        return LaunchSpec(level, python, config, scratch_root, os.geteuid())
+        # ipc_namespace: tier 3 has no seccomp filter to refuse SysV IPC and POSIX message queues, so each
+        # child gets an IPC namespace of its own (root only: it needs CAP_SYS_ADMIN), gone when it exits.
+        config = {"tier": level, "probe_uid": probe_uid, "fd_paths": as_root,
+                  "ipc_namespace": as_root and level == RLIMITS}
+        return LaunchSpec(level, python, config, scratch_dir, os.geteuid())
     if level == UNCONFINED:
-        return LaunchSpec(level, python, {"tier": level}, scratch_root, os.geteuid())
+        return LaunchSpec(level, python, {"tier": level}, scratch_dir, os.geteuid())
     raise ValueError(f"unknown tier {level}")

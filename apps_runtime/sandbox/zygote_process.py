@@ -1,5 +1,6 @@
 """Host-side handle on one zygote process: start it (possibly inside bubblewrap), hand it calls, kill it."""
 
+import concurrent.futures
 import json
 import logging
 import os
@@ -10,6 +11,7 @@ import struct
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import NoReturn
 
 from .tiers import LaunchSpec
@@ -23,6 +25,33 @@ _UCRED = struct.Struct("3i")  # pid, uid, gid
 _MAX_STDERR = 16 * 1024
 
 logger = logging.getLogger("apps_runtime.sandbox")
+
+
+_launcher: concurrent.futures.ThreadPoolExecutor | None = None
+_launcher_pid = 0
+_launcher_lock = threading.Lock()
+
+
+def _launch(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """Run ``start`` in a thread that lives as long as this process. bubblewrap's --die-with-parent (a
+    parent-death signal) fires when the *thread* that forked it exits: a zygote started from a short-lived
+    thread (a request's, a pool's) would die with it, in the middle of other calls.
+    """
+    global _launcher, _launcher_pid
+    with _launcher_lock:
+        if _launcher is None or _launcher_pid != os.getpid():  # after os.fork() the thread is gone
+            _launcher = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sandbox-launcher")
+            _launcher_pid = os.getpid()
+        launcher = _launcher
+    return launcher.submit(start).result()
+
+
+def _reset_after_fork() -> None:
+    global _launcher_lock
+    _launcher_lock = threading.Lock()  # another thread may have held it at fork time
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 class ZygoteLost(Exception):
@@ -48,7 +77,7 @@ class ZygoteProcess:
         # The kernel then attaches the sender's pid and uid (translated to our namespaces) to what we read.
         host_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         try:
-            self._proc = subprocess.Popen(
+            self._proc = _launch(lambda: subprocess.Popen(
                 spec.argv(zygote_end.fileno()),
                 env={},
                 cwd=spec.cwd,
@@ -60,7 +89,7 @@ class ZygoteProcess:
                 umask=0o022,  # bwrap creates the mount points' parents: the sandbox uid must traverse them
                 # A terminal's Ctrl-C is for the platform, which then closes the socket.
                 start_new_session=True,
-            )
+            ))
         except OSError as exc:
             host_end.close()
             raise ZygoteLost(f"cannot start the zygote: {exc}") from exc

@@ -4,8 +4,6 @@ Under ``-I`` the script's directory is not on ``sys.path``, and it must not be: 
 otherwise collide with ours. So the runtime package is loaded by file path under a private name.
 
 Before anything else, per the host's CONFIG_JSON:
-  * ``zygote_uid`` [uid, gid]: drop to that unprivileged uid now (tier 1 launched by root: bubblewrap gave us
-    CAP_SETUID/CAP_SETGID only, for this);
   * ``fd_paths``: reach the standard library through ``/proc/self/fd/N`` (an O_PATH fd opened now, while we
     may still traverse every directory). The children drop to an unprivileged uid that may be unable to
     traverse the interpreter's install dir (e.g. a Python under /root); a magic link skips the ancestors.
@@ -17,14 +15,6 @@ import os
 import sys
 
 PACKAGE = "_sandbox_runtime"
-
-
-def _drop_privileges(uid: int, gid: int) -> None:
-    os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
-    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
-        raise SystemExit("the zygote could not drop its privileges")
 
 
 def _route_stdlib_through_fds() -> dict[int, str]:
@@ -76,8 +66,6 @@ def main() -> None:
     sys.dont_write_bytecode = True  # never write .pyc files into a tenant's bundle
     ctrl_fd = int(sys.argv[1])
     config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    if config.get("zygote_uid"):
-        _drop_privileges(*config["zygote_uid"])
     if config.get("fd_paths"):
         config["stdlib_fds"] = _route_stdlib_through_fds()
     _load_runtime().main(ctrl_fd, config)

@@ -5,6 +5,7 @@ and subprocess output can never reach the protocol), 3 is the private protocol s
 (in fd_paths mode, see ``boot.py``) read-only O_PATH handles on the standard library and the bundle.
 """
 
+import errno
 import fcntl
 import io
 import json
@@ -21,6 +22,7 @@ EXIT_NO_MEMORY = protocol.EXIT_NO_MEMORY
 EXIT_INTERNAL = protocol.EXIT_INTERNAL
 
 HANDLER_MODULE = "__handler__"
+_DISK_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # Set by prepare(), in the zygote, so that forks do not redo the work.
@@ -78,7 +80,7 @@ def _take_fds(proto_fd: int, log_fd: int) -> None:
     _log_streams[:] = [out, err]
 
 
-def _become_child(config: dict, proto_fd: int, log_fd: int) -> None:
+def _become_child(proto_fd: int, log_fd: int) -> None:
     if _die_with_parent is not None:
         _die_with_parent()
         if os.getppid() != _zygote_pid:  # the zygote died before the signal was armed
@@ -87,7 +89,6 @@ def _become_child(config: dict, proto_fd: int, log_fd: int) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     _take_fds(proto_fd, log_fd)
-    os.chdir(config["scratch_dir"])
     os.umask(0o077)
 
 
@@ -148,6 +149,11 @@ def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber):
     return handle
 
 
+def _is_disk_limit(exc: BaseException) -> bool:
+    """The scratch space is full (ENOSPC, EDQUOT) or a file hit RLIMIT_FSIZE (EFBIG)."""
+    return isinstance(exc, OSError) and exc.errno in _DISK_LIMIT_ERRNOS
+
+
 def _result_frame(value, limits: dict, rel: str) -> bytes:
     status = 200
     if isinstance(value, tuple):
@@ -196,7 +202,8 @@ def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
     except sdk.RecordsError as exc:
         return _error_frame(exc.response_status(), exc.message)
     except BaseException as exc:
-        raise _Failure("handler_error", traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None
+        kind = "handler_resource_limit" if _is_disk_limit(exc) else "handler_error"
+        raise _Failure(kind, traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None
     return _result_frame(value, config["limits"], config["handler"])
 
 
@@ -247,9 +254,10 @@ def main(config: dict, proto_fd: int, log_fd: int) -> None:
     """Entry point right after ``fork()`` in the zygote. Never returns."""
     code = EXIT_INTERNAL
     try:
-        _become_child(config, proto_fd, log_fd)
+        _become_child(proto_fd, log_fd)
         handler_problem = _check_handler_path(config)  # with full access still, before hardening
-        bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"])
+        bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"],
+                                             config.get("uid"))
         # Everything the zygote held (its control socket, other calls' pipes, Landlock's path fds) goes now.
         hardening.close_fds_above(PROTO_FD + 1, keep)
         code = _serve(config, bundle_path, handler_problem)

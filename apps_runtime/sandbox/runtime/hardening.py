@@ -2,16 +2,21 @@
 
 Tiers (strongest first; each includes everything below it, except where noted):
   1 "namespaces"        the zygote runs inside bubblewrap (own mount/pid/net/ipc/uts namespaces, an empty
-                        root with read-only system libraries, stdlib, runtime and bundles), as an
-                        unprivileged uid. Set up by the host (see ``tiers.py``); the child side is tier 2.
+                        root with read-only system libraries, stdlib, runtime and bundles), holding only
+                        CAP_SETUID/CAP_SETGID/CAP_KILL when launched by root. Set up by the host (see
+                        ``tiers.py``); the child side is tier 2.
   2 "landlock-seccomp"  Landlock (read-only stdlib, system libraries, runtime and the call's bundle;
                         read-write scratch dir; nothing else; no TCP; signals scoped) and a seccomp deny-list
-                        (no sockets, exec, new processes, ptrace, namespaces, io_uring...; threads work).
-                        RLIMIT_NPROC is not lowered here: seccomp already refuses new processes, and an
-                        NPROC of 0 would also refuse threads.
-  3 "rlimits"           resource limits (RLIMIT_NPROC=0 included), an empty environment, brokered data, not
-                        dumpable, and (when the zygote runs as root) a drop to the unprivileged sandbox uid.
+                        (no sockets, exec, new processes, SysV/POSIX-mq IPC, ptrace, namespaces,
+                        io_uring...; threads work). With a uid of its own, RLIMIT_NPROC caps the call's
+                        threads at ``max_threads`` (seccomp already refuses new processes).
+  3 "rlimits"           resource limits (RLIMIT_NPROC=0 included: no process, no thread), an empty
+                        environment, brokered data, not dumpable, and (when the zygote runs as root) an IPC
+                        namespace of its own.
   4 "unconfined"        nothing at all: only for measuring what the other tiers cost.
+
+At tiers 1-3, when the platform runs as root, each child drops to the uid of its call slot (one uid per
+call in flight, see the host's ``slots.py``).
 
 ``prepare`` runs once in the zygote and does the expensive parts; ``harden`` runs in every child.
 """
@@ -52,6 +57,9 @@ DEVICE_FILES = {
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+CLONE_NEWIPC = 0x08000000
+IPC_PRIVATE = 0
 
 
 class Unavailable(Exception):
@@ -61,10 +69,10 @@ class Unavailable(Exception):
 class Confinement:
     """What every child of one zygote applies; built once by ``prepare``."""
 
-    def __init__(self, tier: int, child_uid: tuple[int, int] | None, fd_paths: bool, keep_fds: list[int],
-                 ruleset: landlock.Ruleset | None, seccomp_filter: seccomp.Filter | None):
+    def __init__(self, tier: int, fd_paths: bool, keep_fds: list[int], ruleset: landlock.Ruleset | None,
+                 seccomp_filter: seccomp.Filter | None, ipc_namespace: bool = False):
         self.tier = tier
-        self.child_uid = child_uid
+        self.ipc_namespace = ipc_namespace  # each child unshares one (tier 3 as root)
         self.fd_paths = fd_paths  # the bundle is reached through /proc/self/fd (see boot.py)
         self.keep_fds = keep_fds  # fds the handler keeps: the stdlib's O_PATH fds in fd_paths mode
         self.ruleset = ruleset
@@ -79,6 +87,11 @@ class Confinement:
         if self._libc.prctl(option, value, 0, 0, 0) != 0:
             code = ctypes.get_errno()
             raise OSError(code, f"prctl({option}): {os.strerror(code)}")
+
+    def unshare(self, flags: int) -> None:
+        if self._libc.unshare(flags) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, f"unshare({flags:#x}): {os.strerror(code)}")
 
 
 _confinement: Confinement | None = None
@@ -100,7 +113,6 @@ def prepare(config: dict) -> Confinement:
     tier = int(config.get("tier", RLIMITS))
     if tier not in TIER_NAMES:
         raise Unavailable(f"unknown tier {tier}")
-    child_uid = tuple(config["child_uid"]) if config.get("child_uid") else None
     ruleset = filter_ = None
     if tier <= LANDLOCK_SECCOMP:
         filter_ = seccomp.Filter.build()
@@ -111,8 +123,38 @@ def prepare(config: dict) -> Confinement:
         if ruleset is None:
             raise Unavailable("Landlock is not available in this kernel (or is disabled)")
     stdlib_fds = sorted(config.get("stdlib_fds") or ())
-    _confinement = Confinement(tier, child_uid, bool(config.get("fd_paths")), stdlib_fds, ruleset, filter_)
+    _confinement = Confinement(tier, bool(config.get("fd_paths")), stdlib_fds, ruleset, filter_,
+                               bool(config.get("ipc_namespace")) and tier == RLIMITS)
+    if tier == NAMESPACES:
+        _keep_capabilities_to_ourselves(_confinement._libc)
     return _confinement
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _keep_capabilities_to_ourselves(libc) -> None:
+    """Empty the inheritable and ambient sets bubblewrap fills (the permitted set stays): a child's uid
+    drop clears its permitted and ambient capabilities, not its inheritable ones.
+
+    Raises:
+        Unavailable: the kernel refused.
+    """
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+    data = (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise Unavailable(f"capget: {os.strerror(ctypes.get_errno())}")
+    for word in data:
+        word.inheritable = 0
+    if (libc.capset(ctypes.byref(header), data) != 0
+            or libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0):
+        raise Unavailable(f"cannot clear inherited capabilities: {os.strerror(ctypes.get_errno())}")
 
 
 def _library_dirs() -> list[str]:
@@ -152,15 +194,16 @@ def _limit(which: int, soft: int, hard: int | None = None) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
-def _set_rlimits(limits: dict, nproc_zero: bool) -> None:
+def _set_rlimits(limits: dict, max_tasks: int | None) -> None:
     cpu_seconds = math.ceil(limits["timeout_ms"] / 1000) + 1
     # Backstop for the zygote's wall-clock kill: SIGXCPU at the soft limit, SIGKILL one second later.
     _limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
     _limit(resource.RLIMIT_AS, limits["memory_mb"] * _MIB)
-    if nproc_zero:
-        # Not enforced for uid 0: only meaningful with the drop to the sandbox uid that follows (which must
-        # come after it, so that the kernel also refuses exec: PF_NPROC_EXCEEDED).
-        _limit(resource.RLIMIT_NPROC, 0)
+    if max_tasks is not None:
+        # Counts every task (thread or process) of the uid, and is not enforced for uid 0: meaningful only
+        # with the drop to the call's own uid that follows (which must come after it, so that at 0 the
+        # kernel also refuses exec: PF_NPROC_EXCEEDED).
+        _limit(resource.RLIMIT_NPROC, max_tasks)
     # RLIMIT_NOFILE comes last, in harden(): the child still holds every fd of the zygote (two per call in
     # flight), so the fds it opens meanwhile may be numbered above the limit.
     _limit(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
@@ -168,25 +211,43 @@ def _set_rlimits(limits: dict, nproc_zero: bool) -> None:
 
 
 def harden(
-    limits: dict, bundle_dir: str | None = None, scratch_dir: str | None = None
+    limits: dict, bundle_dir: str | None = None, scratch_dir: str | None = None, uid: list[int] | None = None
 ) -> tuple[str | None, list[int]]:
-    """Apply this zygote's tier to the calling child. Irreversible; call once, right after the fork.
+    """Apply this zygote's tier to the calling child and enter ``scratch_dir``. Irreversible; call once,
+    right after the fork.
 
-    ``limits`` holds the fields of ``SandboxLimits`` (``timeout_ms``, ``memory_mb``, ...). Returns the path
-    under which the handler reaches ``bundle_dir`` (a ``/proc/self/fd`` alias in fd_paths mode) and the fds
-    that must stay open for the handler; every other fd above 3 may be closed.
+    ``limits`` holds the fields of ``SandboxLimits`` (``timeout_ms``, ``memory_mb``, ``max_threads``...);
+    ``uid`` is [uid, gid] of the call's slot, to drop to (None: stay who we are, the platform is not root).
+    Returns the path under which the handler reaches ``bundle_dir`` (a ``/proc/self/fd`` alias in fd_paths
+    mode) and the fds that must stay open for the handler; every other fd above 3 may be closed.
     """
-    conf = _confinement or Confinement(RLIMITS, None, False, [], None, None)
+    conf = _confinement or Confinement(RLIMITS, False, [], None, None)
     keep = list(conf.keep_fds)
     if conf.tier >= UNCONFINED:
+        if scratch_dir is not None:
+            os.chdir(scratch_dir)
         return bundle_dir, keep
-    _set_rlimits(limits, nproc_zero=conf.tier == RLIMITS)
+    if conf.tier == RLIMITS:
+        max_tasks = 0  # no seccomp filter to tell threads from processes: neither
+    else:
+        max_tasks = limits.get("max_threads") if uid is not None else None
+    _set_rlimits(limits, max_tasks)
+    if conf.ipc_namespace:
+        conf.unshare(CLONE_NEWIPC)  # needs CAP_SYS_ADMIN: before the drop
 
     bundle_fd = scratch_fd = None
     if bundle_dir is not None and (conf.fd_paths or conf.ruleset is not None):
         bundle_fd = os.open(bundle_dir, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    # Entered while privileged where we can (tiers 2-3: the scratch root may lie below owner-only dirs);
+    # tier 1's zygote, a root without CAP_DAC_*, enters the call's 0700 dir only as its owner, below
+    # mount points every uid can traverse.
+    entered = scratch_dir is None or _try_chdir(scratch_dir)
+    if uid is not None:
+        _drop_to(conf, *uid, refuse_exec=conf.tier == RLIMITS)
+    if not entered:
+        os.chdir(scratch_dir)
     if scratch_dir is not None and conf.ruleset is not None:
-        scratch_fd = os.open(scratch_dir, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        scratch_fd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     conf.prctl(PR_SET_NO_NEW_PRIVS, 1)
     if conf.ruleset is not None:
         conf.ruleset.apply([bundle_fd] if bundle_fd is not None else [],
@@ -195,16 +256,6 @@ def harden(
             os.close(fd)
     if scratch_fd is not None:
         os.close(scratch_fd)
-    if conf.child_uid is not None:
-        uid, gid = conf.child_uid
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-        # A change of credentials clears the parent-death signal: arm it again.
-        parent = os.getppid()
-        conf.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
-        if os.getppid() != parent:
-            os._exit(70)
     # Not dumpable: no other process of the same uid may ptrace us or read /proc/<pid>/mem|environ.
     conf.prctl(PR_SET_DUMPABLE, 0)
     if conf.seccomp is not None:
@@ -221,6 +272,39 @@ def harden(
     return path, keep
 
 
+def _try_chdir(path: str) -> bool:
+    try:
+        os.chdir(path)
+    except PermissionError:
+        return False
+    return True
+
+
+def _drop_to(conf: Confinement, uid: int, gid: int, refuse_exec: bool) -> None:
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    if refuse_exec:
+        # RLIMIT_NPROC=0 refuses exec (not only fork) to a process that became its uid while that uid
+        # already had another task (the kernel's PF_NPROC_EXCEEDED). A call's uid has no other task, so a
+        # helper thread is one for the moment of the switch (glibc switches every thread, it first).
+        release = threading.Lock()
+        release.acquire()
+        helper = threading.Thread(target=release.acquire)
+        helper.start()
+        try:
+            os.setresuid(uid, uid, uid)
+        finally:
+            release.release()
+            helper.join()
+    else:
+        os.setresuid(uid, uid, uid)
+    # A change of credentials clears the parent-death signal: arm it again.
+    parent = os.getppid()
+    conf.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent:
+        os._exit(70)
+
+
 def close_fds_above(lowest: int, keep: list[int]) -> None:
     """Close every fd >= ``lowest`` except those in ``keep``."""
     start = lowest
@@ -232,12 +316,14 @@ def close_fds_above(lowest: int, keep: list[int]) -> None:
 
 # -- self-test ----------------------------------------------------------------------------------------------
 
-def _probe(conf: Confinement, expected_uid: int | None) -> list[str]:
-    """In a throwaway child: harden, then check that the tier's blocks hold. Returns the problems."""
+def _probe(conf: Confinement, uid: list[int] | None) -> list[str]:
+    """In a throwaway child: harden (as ``uid``, if given), then check that the tier's blocks hold.
+    Returns the problems.
+    """
     problems = []
-    harden({"timeout_ms": 2000, "memory_mb": 256})
-    if expected_uid is not None and os.getuid() != expected_uid:
-        problems.append(f"runs as uid {os.getuid()}, expected {expected_uid}")
+    harden({"timeout_ms": 2000, "memory_mb": 256, "max_threads": 2}, uid=uid)
+    if uid is not None and (os.getuid(), os.getgid()) != tuple(uid):
+        problems.append(f"runs as uid {os.getuid()} gid {os.getgid()}, expected {uid}")
     # Tier 3 blocks fork with RLIMIT_NPROC=0, which the kernel does not enforce for uid 0.
     fork_blocked_by = errno.EPERM if conf.tier <= LANDLOCK_SECCOMP else errno.EAGAIN
     fork_must_fail = conf.tier <= LANDLOCK_SECCOMP or (conf.tier == RLIMITS and os.getuid() != 0)
@@ -253,6 +339,13 @@ def _probe(conf: Confinement, expected_uid: int | None) -> list[str]:
         os.waitpid(pid, 0)
         if fork_must_fail:
             problems.append("fork is not blocked")
+    if fork_must_fail:
+        try:  # refused before the path is even looked up (seccomp, or RLIMIT_NPROC's exec check)
+            os.execv("/nonexistent-sandbox-probe", ["probe"])
+        except OSError as exc:
+            if exc.errno != fork_blocked_by:
+                problems.append(f"exec failed with {errno.errorcode.get(exc.errno)}, "
+                                f"expected {errno.errorcode[fork_blocked_by]}")
     if conf.tier <= LANDLOCK_SECCOMP:
         try:
             socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
@@ -264,18 +357,42 @@ def _probe(conf: Confinement, expected_uid: int | None) -> list[str]:
             problems.append("Landlock does not restrict reading /")
         except PermissionError:
             pass
-        seen = []
-        worker = threading.Thread(target=seen.append, args=(1,))
-        worker.start()
-        worker.join()
-        if seen != [1]:
-            problems.append("threads do not work")
+        problems += _probe_threads(capped=uid is not None)
+        if _libc_fails(conf, "shmget", IPC_PRIVATE, 4096, 0o600) != errno.EPERM:
+            problems.append("SysV shared memory is not blocked")
     if conf.tier == NAMESPACES and os.path.exists("/etc/passwd"):
         problems.append("/etc/passwd is visible: not in a private mount namespace")
     return problems
 
 
-def self_test(expected_uid: int | None, timeout_s: float = 5.0) -> dict:
+def _probe_threads(capped: bool) -> list[str]:
+    """One thread must start; with a uid of our own (max_threads 2: us and it), a second must not."""
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait, args=(5,))
+    try:
+        worker.start()
+    except RuntimeError:
+        return ["threads do not work"]
+    problems = []
+    if capped:
+        try:
+            extra = threading.Thread(target=release.wait, args=(5,))
+            extra.start()
+            problems.append("RLIMIT_NPROC does not cap the call's threads")
+        except RuntimeError:
+            pass
+    release.set()
+    worker.join()
+    return problems
+
+
+def _libc_fails(conf: Confinement, name: str, *args: int) -> int:
+    """The errno of a libc call that returns -1 on failure; 0 if it succeeded."""
+    ctypes.set_errno(0)
+    return ctypes.get_errno() if getattr(conf._libc, name)(*args) == -1 else 0
+
+
+def self_test(probe_uid: list[int] | None, timeout_s: float = 5.0) -> dict:
     """Fork a probe child that applies the tier and checks its blocks (run once, in the zygote)."""
     conf = _confinement
     if conf is None:
@@ -286,7 +403,7 @@ def self_test(expected_uid: int | None, timeout_s: float = 5.0) -> dict:
         code = 1
         try:
             os.close(result_r)
-            problems = _probe(conf, expected_uid)
+            problems = _probe(conf, probe_uid)
             os.write(result_w, json.dumps(problems).encode())
             code = 0
         except BaseException as exc:  # report anything: the host logs it as the reason the tier is unusable

@@ -8,6 +8,8 @@ What the filter refuses (EPERM unless noted):
   * new processes: fork, vfork, clone without CLONE_THREAD or with any CLONE_NEW* flag, clone3 (ENOSYS,
     so glibc falls back to clone and threads still work), execve, execveat;
   * sockets: socket (every family), socketpair except AF_UNIX (asyncio's self-pipe needs it);
+  * IPC that outlives the call or crosses calls: SysV shared memory, semaphores and message queues (shm*,
+    sem*, msg*) and POSIX message queues (mq_*); a handler's threads share memory without them;
   * other processes: ptrace, process_vm_*, kcmp, pidfd_*, tkill, kill/tgkill/rt_*sigqueueinfo of any pid but
     our own, sched_set*/prlimit64/setpriority/ioprio_set aimed at another process, migrate/move_pages;
   * namespaces and mounts: unshare, setns, mount and the new mount API, pivot_root, chroot;
@@ -52,6 +54,9 @@ CLONE_NEW_ANY = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NE
 
 # x86_64 syscall numbers
 SYS = {
+    "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "shmdt": 67,
+    "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "mq_open": 240,
+    "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
     "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62,
     "ptrace": 101, "syslog": 103, "rt_sigqueueinfo": 129, "uselib": 134, "setpriority": 141,
     "sched_setparam": 142, "sched_setscheduler": 144, "vhangup": 153, "modify_ldt": 154, "pivot_root": 155,
@@ -82,6 +87,9 @@ DENIED = (
     "swapon", "swapoff", "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
     "syslog", "quotactl", "quotactl_fd", "lookup_dcookie", "fanotify_init", "vhangup", "iopl", "ioperm",
     "modify_ldt", "uselib", "_sysctl", "nfsservctl", "sethostname", "setdomainname",
+    "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl",
+    "msgget", "msgsnd", "msgrcv", "msgctl",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )
 # Allowed only when the pid in argument 0 is 0 (the caller) or the caller's own pid.
 SELF_ONLY = ("tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "sched_setaffinity", "sched_setscheduler",

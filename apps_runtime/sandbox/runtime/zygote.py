@@ -31,10 +31,11 @@ MAX_CONTROL_MESSAGE = 64 * 1024
 
 
 class _Call:
-    __slots__ = ("call_id", "pid", "pidfd", "report_fd", "deadline", "timed_out", "killed")
+    __slots__ = ("call_id", "uid", "pid", "pidfd", "report_fd", "deadline", "timed_out", "killed")
 
-    def __init__(self, call_id: int, pid: int, pidfd: int, report_fd: int, deadline: float):
+    def __init__(self, call_id: int, uid: int | None, pid: int, pidfd: int, report_fd: int, deadline: float):
         self.call_id = call_id
+        self.uid = uid
         self.pid = pid
         self.pidfd = pidfd
         self.report_fd = report_fd
@@ -71,6 +72,7 @@ class Zygote:
         self.poller.register(ctrl.fileno(), select.POLLIN)
         self.calls: dict[int, _Call] = {}  # by pidfd
         self.by_id: dict[int, _Call] = {}
+        self.by_uid: dict[int, _Call] = {}
 
     def serve(self) -> None:
         """Run until the host closes the control socket."""
@@ -117,6 +119,14 @@ class Zygote:
         return True
 
     def _spawn(self, call_id: int, config: dict, proto_fd: int, log_fd: int, report_fd: int) -> None:
+        uid = config["uid"][0] if config.get("uid") else None
+        earlier = self.by_uid.get(uid) if uid is not None else None
+        if earlier is not None:
+            # The host reuses a slot's uid once it has the call's result, maybe before that child is gone:
+            # reap it first, so that no two live calls ever share a uid (thread cap, signals, files).
+            earlier.killed = True
+            _kill_group(earlier)
+            self._on_exit(earlier)
         try:
             pid = os.fork()
         except OSError as exc:
@@ -135,9 +145,11 @@ class Zygote:
         os.close(log_fd)
         _report(report_fd, {"event": "forked"})
         deadline = time.monotonic() + config["limits"]["timeout_ms"] / 1000
-        call = _Call(call_id, pid, os.pidfd_open(pid), report_fd, deadline)
+        call = _Call(call_id, uid, pid, os.pidfd_open(pid), report_fd, deadline)
         self.calls[call.pidfd] = call
         self.by_id[call_id] = call
+        if uid is not None:
+            self.by_uid[uid] = call
         self.poller.register(call.pidfd, select.POLLIN)
 
     def _on_exit(self, call: _Call) -> None:
@@ -149,6 +161,8 @@ class Zygote:
         self.poller.unregister(call.pidfd)
         del self.calls[call.pidfd]
         del self.by_id[call.call_id]
+        if call.uid is not None and self.by_uid.get(call.uid) is call:
+            del self.by_uid[call.uid]
         os.close(call.pidfd)
         _report(call.report_fd, {"event": "exit", "exitcode": os.waitstatus_to_exitcode(status),
                                  "timed_out": call.timed_out, "killed": call.killed})
@@ -174,8 +188,7 @@ def main(ctrl_fd: int, config: dict | None = None) -> None:
         ctrl.send(json.dumps({"ready": False, "pid": os.getpid(), "error": str(exc)}).encode())
         return
     child.prepare()
-    expected = config.get("child_uid") or config.get("zygote_uid")
-    selftest = hardening.self_test(expected[0] if expected else None)
+    selftest = hardening.self_test(config.get("probe_uid"))
     ctrl.send(json.dumps({"ready": selftest["ok"], "pid": os.getpid(), "tier": confinement.name,
                           "selftest": selftest}).encode())
     if not selftest["ok"]:

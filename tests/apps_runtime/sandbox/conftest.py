@@ -45,10 +45,11 @@ def bundles_root():
 @pytest.fixture(scope="session")
 def sandbox(bundles_root) -> Sandbox:
     """The sandbox as the platform runs it: the strongest tier that works here."""
-    box = Sandbox(scratch_root=_world_traversable_dir("sandbox-scratch-"), bundle_root=str(bundles_root))
+    scratch_root = _world_traversable_dir("sandbox-scratch-")
+    box = Sandbox(scratch_root=scratch_root, bundle_root=str(bundles_root))
     yield box
     box.close()
-    shutil.rmtree(box._scratch_root, ignore_errors=True)
+    shutil.rmtree(scratch_root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

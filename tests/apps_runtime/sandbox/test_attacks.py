@@ -5,8 +5,11 @@ running the platform as root (CI's kind). A cell is OPEN (the attack achieved it
 not, however it failed), or the error that blocked it, which names the layer doing the work:
   ENOENT       not mounted: tier 1's empty root (mount namespace); EROFS: mounted read-only there
   EACCES       Landlock (tiers 1-2) or, at tier 3, file modes against the unprivileged sandbox uid
-  EPERM        the seccomp filter (tiers 1-2) or, at tier 3, the sandbox uid against root's processes
-  EAGAIN       RLIMIT_NPROC=0 for the sandbox uid (tier 3)
+  EPERM        the seccomp filter (tiers 1-2) or, at tier 3, the call's own uid against other processes
+  EAGAIN       RLIMIT_NPROC=0 for the call's uid (tier 3)
+  ENOENT       (SysV IPC, POSIX message queues at tier 3) the call's own IPC namespace
+  RuntimeError (threads) RLIMIT_NPROC of the call's own uid: max_threads at tiers 1-2, none at tier 3
+  ENOSPC       the call slot's own tmpfs (every tier)
   EMFILE, MemoryError, ValueError, HandlerFailed:handler_timeout   the resource limits (every tier)
   ModuleNotFoundError, NotFound   no site-packages on the path / the broker's capability (every tier)
 Every row is blocked at tier 1, the strongest tier, which is what this machine runs
@@ -15,6 +18,7 @@ Every row is blocked at tier 1, the strongest tier, which is what this machine r
 Each attack handler reports {"open": bool, "errno": name, "detail": ...}; see PRELUDE.
 """
 
+import ctypes
 import os
 import shutil
 import socket
@@ -32,6 +36,7 @@ from apps_runtime.sandbox import BrokerError, HandlerFailed, Invocation, Sandbox
 from .bundles import write_bundle
 from .conftest import TIERS
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
 OPEN = "open"
 BLOCKED = "blocked"
 AS_ROOT = os.geteuid() == 0
@@ -92,13 +97,19 @@ EXPECTED = {
     "create_a_user_namespace":                       ("EPERM",      "EPERM",       OPEN),
     "signal_the_zygote":                             ("EPERM",      "EPERM",       "EPERM"),
     "signal_the_web_process":                        ("EPERM",      "EPERM",       "EPERM"),
-    "signal_a_concurrent_handler":                   ("EPERM",      "EPERM",       OPEN),
+    "signal_a_concurrent_handler":                   ("EPERM",      "EPERM",       "EPERM"),
     "ptrace_the_zygote":                             ("EPERM",      "EPERM",       "EPERM"),
     "open_the_zygotes_memory":                       ("ENOENT",     "EACCES",      "EACCES"),
     "raise_own_memory_limit":                        ("ValueError",) * 3,
     "exhaust_memory":                                ("MemoryError",) * 3,
     "exhaust_cpu":                                   ("HandlerFailed:handler_timeout",) * 3,
     "exhaust_file_descriptors":                      ("EMFILE",) * 3,
+    "exhaust_threads":                               ("RuntimeError",) * 3,
+    "exhaust_scratch_space":                         ("ENOSPC",) * 3,
+    "create_sysv_shared_memory":                     ("EPERM",      "EPERM",       OPEN),
+    "reach_sysv_shared_memory_of_an_earlier_call":   ("EPERM",      "EPERM",       "ENOENT"),
+    "reach_the_hosts_sysv_shared_memory":            ("EPERM",      "EPERM",       "ENOENT"),
+    "reach_a_posix_message_queue_of_an_earlier_call": ("EPERM",     "EPERM",       "ENOENT"),
     "reach_another_tenants_records":                 ("NotFound",) * 3,
 }
 # fmt: on
@@ -155,6 +166,49 @@ def _libc_call(name, *args):
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
     return True
+
+
+def _libc_handle(name, *args):
+    """A libc call that returns an id or a descriptor, -1 on failure."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    result = getattr(libc, name)(*args)
+    if result == -1:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+    return result
+
+
+def _shared_memory(key, create):
+    flags = (0o1000 | 0o666) if create else 0  # IPC_CREAT
+    return _libc_handle("shmget", key, (1 << 20) if create else 0, flags) >= 0
+
+
+def _message_queue(name, create):
+    flags = (0o100 | 0o2) if create else 0o2  # O_CREAT | O_RDWR
+    return _libc_handle("mq_open", name.encode(), flags, 0o666, None) >= 0
+
+
+def _threads(count=100):
+    """Start ``count`` threads that wait; True if they all started (max_threads did not stop them)."""
+    import threading
+    threading.stack_size(64 * 1024)  # small stacks: RLIMIT_AS alone would allow thousands
+    release = threading.Event()
+    try:
+        for _ in range(count):
+            threading.Thread(target=release.wait).start()
+    finally:
+        release.set()
+    return True
+
+
+def _fill_scratch(files=20, size=10 << 20):
+    """Write ``files`` files of ``size`` bytes into the scratch dir (the cwd)."""
+    chunk = b"x" * (1 << 20)
+    for n in range(files):
+        with open(f"fill-{n}", "wb") as f:
+            for _ in range(size // len(chunk)):
+                f.write(chunk)
+    return True
 '''
 
 ATTACKS = {
@@ -195,15 +249,26 @@ ATTACKS = {
     "exhaust_cpu": "_spin",
     "exhaust_file_descriptors": "lambda: [os.dup(0) for _ in range(100_000)]",
     "reach_another_tenants_records": 'lambda: request.records.get("cases", body["other_tenants_record"])',
+    "exhaust_threads": "_threads",
+    "exhaust_scratch_space": "_fill_scratch",
+    "create_sysv_shared_memory": "lambda: _shared_memory(0, True)",  # IPC_PRIVATE
+    "reach_sysv_shared_memory_of_an_earlier_call": 'lambda: _shared_memory(body["ipc_key"], False)',
+    "reach_the_hosts_sysv_shared_memory": 'lambda: _shared_memory(body["host_ipc_key"], False)',
+    "reach_a_posix_message_queue_of_an_earlier_call": 'lambda: _message_queue(body["mq_name"], False)',
+}
+# Run first, in a call of their own (another tenant's, earlier): what the attack then tries to reach.
+PLANTED_BY_AN_EARLIER_CALL = {
+    "reach_sysv_shared_memory_of_an_earlier_call": 'lambda: _shared_memory(body["ipc_key"], True)',
+    "reach_a_posix_message_queue_of_an_earlier_call": 'lambda: _message_queue(body["mq_name"], True)',
 }
 
 
-def handler_source(attack: str) -> str:
+def handler_source(attack: str, code: str | None = None) -> str:
     return PRELUDE + f"""
 
 def handle(request):
     body = request.body
-    return _outcome({ATTACKS[attack]})
+    return _outcome({code or ATTACKS[attack]})
 """
 
 
@@ -229,6 +294,9 @@ def targets(bundles_root):
     unix_server.listen()
     tcp_server = socket.create_server(("127.0.0.1", 0))
     tmp_file = Path("/tmp") / f"sandbox-attack-{uuid.uuid4().hex}"
+    host_ipc_key = int.from_bytes(os.urandom(3), "big") + 1
+    host_segment = _LIBC.shmget(host_ipc_key, 4096, 0o1000 | 0o666)  # IPC_CREAT; readable by all
+    assert host_segment >= 0
     body = {
         "host_pid": os.getpid(),
         "database": str(database),
@@ -240,9 +308,17 @@ def targets(bundles_root):
         "port": tcp_server.getsockname()[1],
         "unix_socket": str(unix_path),
         "other_tenants_record": "b-1",
+        "host_ipc_key": host_ipc_key,
+        "ipc_key": host_ipc_key + 1,
+        "mq_name": f"/sandbox-attack-{uuid.uuid4().hex}",
     }
     assert os.path.exists(body["source"])
     yield body
+    _LIBC.shmctl(host_segment, 0, None)  # IPC_RMID
+    planted = _LIBC.shmget(body["ipc_key"], 0, 0)  # left in the host's namespace only if unisolated
+    if planted >= 0:
+        _LIBC.shmctl(planted, 0, None)
+    _LIBC.mq_unlink(body["mq_name"].encode())
     tcp_server.close()
     unix_server.close()
     tmp_file.unlink(missing_ok=True)
@@ -269,6 +345,11 @@ def observe(result) -> tuple[str, str]:
 
 
 def attempt(box, bundle_dir, attack: str, body: dict):
+    if attack in PLANTED_BY_AN_EARLIER_CALL:
+        plant = handler_source(attack, PLANTED_BY_AN_EARLIER_CALL[attack])
+        write_bundle(bundle_dir, {"server/plant.py": plant})
+        box.run(Invocation(str(bundle_dir), "server/plant.py", {"body": body}, tenant_key="tenant-b"),
+                tenant_a_broker)
     write_bundle(bundle_dir, {"server/attack.py": handler_source(attack)})
     limits = SandboxLimits(timeout_ms=300) if attack == "exhaust_cpu" else SandboxLimits()
     invocation = Invocation(str(bundle_dir), "server/attack.py", {"body": body}, limits)

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from apps_runtime.sandbox import HandlerFailed, Invocation, RequestTooLarge, SandboxLimits
+from apps_runtime.sandbox import HandlerFailed, Invocation, RequestTooLarge, Sandbox, SandboxLimits
 
 from .bundles import refuse_data_calls, write_bundle
 from .conftest import TIERS
@@ -269,3 +269,92 @@ def test_limits_reject_nonsense_values():
         SandboxLimits(timeout_ms=0)
     with pytest.raises(ValueError):
         SandboxLimits(max_data_calls=-1)
+
+
+THREAD_BOMB = """
+    import threading
+
+    def handle(request):
+        threading.stack_size(64 * 1024)  # small stacks: RLIMIT_AS alone would allow thousands
+        release = threading.Event()
+        started, error = 0, None
+        try:
+            while started < 1000:
+                threading.Thread(target=release.wait).start()
+                started += 1
+        except RuntimeError as exc:
+            error = str(exc)
+        release.set()
+        return {"started": started, "error": error}
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_starting_threads_stops_at_max_threads_and_the_next_call_works(run_at, tier):
+    outcome = run_at(tier, THREAD_BOMB, max_threads=8)
+
+    # The handler's main thread counts; tier 3 (no seccomp to tell threads from processes) allows none.
+    assert outcome.body == {"started": 0 if tier == 3 else 7, "error": "can't start new thread"}
+    assert run_at(tier, OK_HANDLER).body == "next call works"
+
+
+def test_threads_of_a_finished_call_do_not_count_against_the_next_call_on_its_uid(bundles_root, bundle_dir):
+    # One slot, so every call runs as the same uid; each returns with its threads still running.
+    box = Sandbox(bundle_root=str(bundles_root), tier=1, max_concurrent=1)
+    write_bundle(bundle_dir, {"server/h.py": THREAD_BOMB.replace("release.set()", "")})
+    invocation = Invocation(str(bundle_dir), "server/h.py", {}, SandboxLimits(max_threads=8))
+    try:
+        outcomes = [box.run(invocation, refuse_data_calls).body for _ in range(5)]
+    finally:
+        box.close()
+
+    assert outcomes == [{"started": 7, "error": "can't start new thread"}] * 5
+
+
+FILL_SCRATCH = """
+    import errno, os
+
+    def handle(request):
+        chunk = b"x" * (1 << 20)
+        written = 0
+        try:
+            for n in range(request.body["files"]):
+                with open(f"fill-{n}", "wb") as f:
+                    for _ in range(10):
+                        f.write(chunk)
+                        written += 1
+        except OSError as exc:
+            return {"written_mib": written, "errno": errno.errorcode[exc.errno]}
+        return {"written_mib": written, "errno": None}
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_scratch_writes_stop_at_the_per_call_cap_and_the_space_is_whole_again_for_the_next_call(
+    run_at, sandbox_at, tier
+):
+    cap_mib = sandbox_at(tier).scratch_bytes_per_call // (1 << 20)
+
+    filled = run_at(tier, FILL_SCRATCH, {"body": {"files": 20}})  # 200 MiB, each file under RLIMIT_FSIZE
+    again = run_at(tier, FILL_SCRATCH, {"body": {"files": cap_mib // 10}})
+
+    assert cap_mib == 64
+    assert filled.body["errno"] == "ENOSPC"
+    assert cap_mib - 2 <= filled.body["written_mib"] <= cap_mib
+    assert again.body == {"written_mib": cap_mib // 10 * 10, "errno": None}
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [
+        'open("big", "wb").write(b"x" * (17 << 20))',  # one file over RLIMIT_FSIZE (16 MiB): EFBIG
+        '[open(f"f{n}", "wb").write(b"x" * (10 << 20)) for n in range(20)]',  # the slot's space: ENOSPC
+    ],
+)
+def test_a_call_that_dies_of_a_full_scratch_space_fails_with_a_resource_limit(run_handler, writer):
+    with pytest.raises(HandlerFailed) as failed:
+        run_handler(f"def handle(request):\n    {writer}\n")
+
+    assert failed.value.kind == "handler_resource_limit"
+    assert "OSError" in failed.value.trace
+    assert run_handler(OK_HANDLER).body == "next call works"

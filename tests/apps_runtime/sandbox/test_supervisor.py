@@ -161,7 +161,7 @@ def test_unresponsive_zygote_is_killed_at_the_backstop_and_replaced(own_sandbox,
 def test_close_stops_the_zygote_and_removes_the_scratch_root(bundle_dir):
     box = Sandbox()
     box.run(echo_invocation(bundle_dir), refuse_data_calls)
-    zygote, scratch_root = box.zygote_pid, box._scratch_root
+    zygote, scratch_root = box.zygote_pid, box.scratch_dir
 
     box.close()
 

@@ -6,6 +6,7 @@ import os
 import pytest
 
 from apps_runtime.sandbox import HandlerFailed, Invocation, Sandbox, SandboxUnavailable
+from apps_runtime.sandbox.supervisor import DEFAULT_UID_RANGE
 from apps_runtime.sandbox.tiers import parse_tier
 
 from .bundles import refuse_data_calls, write_bundle
@@ -123,15 +124,15 @@ def test_tiers_parse_from_numbers_and_names():
         Sandbox(min_tier="paranoid")
 
 
-@pytest.mark.skipif(not AS_ROOT, reason="the uid drop happens only when the platform runs as root")
-def test_tier_1_zygote_is_the_sandbox_uid_on_the_host_in_its_own_namespaces(sandbox_at):
+@pytest.mark.skipif(not AS_ROOT, reason="the uid drops happen only when the platform runs as root")
+def test_tier_1_zygote_holds_only_the_power_to_switch_uids_and_kill_in_its_own_namespaces(sandbox_at):
     zygote = sandbox_at(1).zygote_pid
     with open(f"/proc/{zygote}/status") as f:
         status = dict(line.split(":", 1) for line in f)
 
-    assert status["Uid"].split() == ["65534"] * 4
-    assert status["Gid"].split() == ["65534"] * 4
-    assert status["CapEff"].strip() == "0000000000000000"
+    setuid_setgid_kill = f"{1 << 5 | 1 << 6 | 1 << 7:016x}"  # CAP_KILL, CAP_SETGID, CAP_SETUID
+    assert status["CapEff"].strip() == status["CapPrm"].strip() == setuid_setgid_kill
+    assert status["CapInh"].strip() == status["CapAmb"].strip() == "0" * 16
     assert status["NoNewPrivs"].strip() == "1"
     assert status["NSpid"].split()[1] == "1"  # pid 1 of its own PID namespace
     for ns in ("mnt", "net", "pid", "ipc", "uts"):
@@ -139,7 +140,7 @@ def test_tier_1_zygote_is_the_sandbox_uid_on_the_host_in_its_own_namespaces(sand
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_handlers_run_as_the_sandbox_uid_when_the_platform_is_root(run_at, tier):
+def test_handlers_run_as_a_uid_of_their_own_from_the_range_when_the_platform_is_root(run_at, tier):
     outcome = run_at(tier, """
         import os
 
@@ -148,9 +149,28 @@ def test_handlers_run_as_the_sandbox_uid_when_the_platform_is_root(run_at, tier)
     """)
 
     if AS_ROOT:
-        assert outcome.body == {"uid": 65534, "gid": 65534, "groups": []}
+        first, last = DEFAULT_UID_RANGE
+        assert first <= outcome.body["uid"] <= last
+        assert outcome.body == {"uid": outcome.body["uid"], "gid": outcome.body["uid"], "groups": []}
     else:
         assert outcome.body["uid"] == os.getuid()
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_handlers_hold_no_capability_at_every_tier(run_at, tier):
+    outcome = run_at(tier, """
+        import ctypes
+
+        def handle(request):
+            libc = ctypes.CDLL(None, use_errno=True)
+            header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+            data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable; two words
+            assert libc.capget(header, data) == 0
+            ambient = [cap for cap in range(41) if libc.prctl(47, 1, cap, 0, 0) == 1]  # IS_SET
+            return {"sets": list(data), "ambient": ambient}
+    """)
+
+    assert outcome.body == {"sets": [0] * 6, "ambient": []}
 
 
 # -- what still works at each tier -----------------------------------------------------------------------
