@@ -179,6 +179,9 @@ class JobRun(TenantOwned):
     body = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
+    depth = models.PositiveSmallIntegerField(
+        default=1, help_text="1 when queued by a request or a schedule; a run queued by a run is one deeper."
+    )
     scheduled_for = models.DateTimeField(
         null=True, blank=True, help_text="The minute a scheduled run is for (None when enqueued)."
     )
@@ -207,6 +210,8 @@ class JobRun(TenantOwned):
             models.Index(fields=["tenant", "-enqueued_at"]),
             models.Index(fields=["status", "deadline"]),
             models.Index(fields=["status", "due_at"]),
+            # The per-tenant cap counts unfinished runs.
+            models.Index(fields=["tenant", "status"], name="jobrun_tenant_status"),
         ]
         ordering = ["tenant_id", "-enqueued_at"]
 

@@ -39,7 +39,7 @@ def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
 def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[dict], Any]]:
     def enqueue(args: dict) -> str:
         if len(enqueued) >= settings.JOBS_MAX_ENQUEUES_PER_CALL:
-            raise JobEnqueueLimit(settings.JOBS_MAX_ENQUEUES_PER_CALL)
+            raise JobEnqueueLimit("per_call", settings.JOBS_MAX_ENQUEUES_PER_CALL)
         run = enqueue_run(scope, args.get("route"), args.get("body"))
         enqueued.append(run.run_id)
         return run.run_id

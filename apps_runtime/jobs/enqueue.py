@@ -1,22 +1,76 @@
-"""``request.enqueue(route, body)``: a handler queues an internal route of its app to run soon."""
+"""``request.enqueue(route, body)``: a handler queues an internal route of its app to run soon.
+
+A handler running inside a run can queue runs too, and a handler that queues its own route makes a
+chain (or, queuing it twice, a tree that doubles at every level). Three caps keep that finite: runs
+per handler call, the depth of a chain, and the tenant's runs not yet finished. Over any of them the
+handler's ``request.enqueue`` raises ``LimitExceeded`` and nothing is queued.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
 from ulid import ULID
 
-from apps_runtime.jobs.exceptions import JobBodyInvalid, JobRouteNotFound, JobRouteNotInternal
+from apps_runtime.jobs.exceptions import (
+    JobBodyInvalid,
+    JobEnqueueLimit,
+    JobRouteNotFound,
+    JobRouteNotInternal,
+)
 from apps_runtime.jobs.principals import snapshot
 from apps_runtime.models import JobRun
 from apps_runtime.records import RecordsScope
+
+# The run whose handler is executing in this context (None: a request, or a scheduled tick). The
+# sandbox serves a handler's data calls in the thread that runs it, so ``request.enqueue`` reaches
+# ``enqueue_run`` with this still set, without the route runtime having to know about runs.
+_executing: ContextVar[JobRun | None] = ContextVar("executing_run", default=None)
+
+UNFINISHED = (JobRun.Status.QUEUED, JobRun.Status.RUNNING)
 
 
 def new_run_id() -> str:
     """``run_`` and a ULID: time-sortable and unguessable."""
     return f"run_{ULID()}"
+
+
+@contextlib.contextmanager
+def executing(run: JobRun) -> Iterator[None]:
+    """Mark ``run`` as the one whose handler runs now: the runs it queues are one level deeper."""
+    token = _executing.set(run)
+    try:
+        yield
+    finally:
+        _executing.reset(token)
+
+
+def next_depth() -> int:
+    """The depth of a run queued now: 1 from a request, the executing run's depth + 1 from a run."""
+    parent = _executing.get()
+    return 1 if parent is None else parent.depth + 1
+
+
+def check_caps(tenant_id: int, depth: int) -> None:
+    """Refuse a run that would make its chain too deep, or the tenant's unfinished runs too many.
+
+    The tenant cap is counted, not locked: calls racing at the cap may each add their runs, so it can
+    be passed by at most the runs those concurrent calls queue (each capped per call).
+
+    Raises:
+        JobEnqueueLimit: over ``JOBS_MAX_CHAIN_DEPTH`` or ``JOBS_MAX_QUEUED_RUNS_PER_TENANT``.
+    """
+    if depth > settings.JOBS_MAX_CHAIN_DEPTH:
+        raise JobEnqueueLimit("chain_depth", settings.JOBS_MAX_CHAIN_DEPTH)
+    cap = settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT
+    # Counting at most ``cap`` rows keeps the check cheap however many runs a tenant piled up.
+    if JobRun.objects.for_tenant(tenant_id).filter(status__in=UNFINISHED)[:cap].count() >= cap:
+        raise JobEnqueueLimit("tenant_queue", cap)
 
 
 def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
@@ -29,6 +83,7 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
         JobRouteNotFound: the app has no such route.
         JobRouteNotInternal: the route is reachable from outside.
         JobBodyInvalid: the body is not a JSON object, or is over the request size limit.
+        JobEnqueueLimit: the chain would be too deep, or the tenant has too many unfinished runs.
     """
     route = scope.compiled.routes.by_key.get(route_key) if isinstance(route_key, str) else None
     if route is None:
@@ -40,6 +95,8 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
         raise JobBodyInvalid("the body of a background run must be a JSON object")
     if len(json.dumps(body)) > settings.SANDBOX_MAX_REQUEST_BYTES:
         raise JobBodyInvalid(f"the body is over {settings.SANDBOX_MAX_REQUEST_BYTES} bytes")
+    depth = next_depth()
+    check_caps(scope.tenant_id, depth)
     return JobRun.objects.create(
         run_id=new_run_id(),
         tenant_id=scope.tenant_id,
@@ -49,4 +106,5 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
         route_key=route.key,
         caller=snapshot(scope.caller),
         body=body,
+        depth=depth,
     )

@@ -29,9 +29,27 @@ class JobBodyInvalid(RuntimeDomainError):
 
 
 class JobEnqueueLimit(RuntimeDomainError):
-    """One handler call queued more runs than ``JOBS_MAX_ENQUEUES_PER_CALL``."""
+    """A background run was refused because a cap on runs was reached; nothing was queued.
+
+    ``kind`` names the cap: ``per_call`` (``JOBS_MAX_ENQUEUES_PER_CALL``), ``chain_depth``
+    (``JOBS_MAX_CHAIN_DEPTH``: runs queued by runs) or ``tenant_queue``
+    (``JOBS_MAX_QUEUED_RUNS_PER_TENANT``: the tenant's runs not yet finished).
+    """
 
     status, code = 429, "limit"
 
-    def __init__(self, limit: int):
-        super().__init__(f"a handler call may queue at most {limit} background runs")
+    _MESSAGES = {
+        "per_call": "a handler call may queue at most {limit} background runs",
+        "chain_depth": (
+            "a chain of background runs may be at most {limit} deep: this run is at depth {limit} "
+            "and may not queue another"
+        ),
+        "tenant_queue": "this tenant already has {limit} background runs waiting or running",
+    }
+
+    def __init__(self, kind: str, limit: int):
+        if kind not in self._MESSAGES:
+            raise ValueError(f"unknown enqueue limit {kind!r}")
+        self.kind = kind
+        self.limit = limit
+        super().__init__(self._MESSAGES[kind].format(limit=limit))

@@ -7,11 +7,18 @@ import logging
 from apps_runtime.dispatch import LoadedApp, RouteResult, effective_timeout_ms, load_app, run_route
 from apps_runtime.exceptions import AppNotFound, RequestTooLarge
 from apps_runtime.jobs import runs
+from apps_runtime.jobs.enqueue import executing
 from apps_runtime.jobs.principals import caller_from_snapshot
 from apps_runtime.models import JobRun
 from apps_runtime.routes import Route
 
 logger = logging.getLogger("apps_runtime.jobs")
+
+
+# A failure of the platform while running an attempt. The detail stays generic: the exception's text
+# can name hosts, paths or internals, and the error record is shown to the tenant's admins.
+PLATFORM_ERROR = "platform_error"
+PLATFORM_DETAIL = "The platform failed while running this attempt; its log has the details under the run id"
 
 
 class RunTargetGone(Exception):
@@ -51,7 +58,9 @@ def _target(run: JobRun) -> tuple[LoadedApp, Route]:
 def execute_run(run_id: str) -> JobRun | None:
     """Run the next attempt of a queued run; a run in any other state is left alone (a duplicate task).
 
-    Runs the app's active version, as the caller snapshotted on the run, with ``internal=True``.
+    Runs the app's active version, as the caller snapshotted on the run, with ``internal=True``. A
+    failure of the platform itself (not of the handler) ends the run ``failed`` with an error id: a
+    run is never left queued or running by an exception, where the reaper would run it again.
     """
     # Tasks carry only the run id; the run's own tenant scopes everything after this lookup.
     run = JobRun.all_tenants.select_related("tenant", "app").filter(run_id=run_id).first()
@@ -63,15 +72,27 @@ def execute_run(run_id: str) -> JobRun | None:
         return run
     try:
         loaded, route = _target(run)
+        timeout_ms = effective_timeout_ms(route)
+        claimed = runs.claim(run, version_number=loaded.version.number, timeout_ms=timeout_ms)
     except RunTargetGone as gone:
         return runs.fail_unrunnable(run, "route_unavailable", str(gone))
-    if not runs.claim(run, version_number=loaded.version.number, timeout_ms=effective_timeout_ms(route)):
+    except Exception:  # the top of a task: whatever broke, the run must end, not wait to be re-run
+        logger.exception("Run %s could not be started", run_id)
+        return runs.fail_unrunnable(run, PLATFORM_ERROR, PLATFORM_DETAIL)
+    if not claimed:
         logger.info("Run %s was started by another delivery", run_id)
         return run
-    caller = caller_from_snapshot(run.tenant_id, run.caller)
+    return runs.finish(run, run.attempts, _attempt(run, loaded, route))
+
+
+def _attempt(run: JobRun, loaded: LoadedApp, route: Route) -> runs.Outcome:
+    """Run the claimed attempt; what went wrong in the platform is logged and becomes the outcome."""
     try:
-        result = run_route(loaded, route, caller, body=run.body, internal=True)
-        outcome = outcome_of(result)
+        caller = caller_from_snapshot(run.tenant_id, run.caller)
+        with executing(run):
+            return outcome_of(run_route(loaded, route, caller, body=run.body, internal=True))
     except RequestTooLarge as err:
-        outcome = runs.Outcome(result_status=413, error_code="request_too_large", detail=err.message)
-    return runs.finish(run, run.attempts, outcome)
+        return runs.Outcome(result_status=413, error_code="request_too_large", detail=err.message)
+    except Exception:  # the top of a task: the attempt ends failed, with an error id, never left running
+        logger.exception("Run %s: attempt %s failed in the platform", run.run_id, run.attempts)
+        return runs.Outcome(result_status=None, error_code=PLATFORM_ERROR, detail=PLATFORM_DETAIL)

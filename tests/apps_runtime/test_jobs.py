@@ -270,6 +270,22 @@ def test_one_handler_call_may_queue_only_so_many_runs(client, kick, acme, make_t
     assert JobRun.objects.for_tenant(acme).count() == 4 and len(sent) == 4  # the first two of each call
 
 
+@pytest.fixture
+def broker_down():
+    """A broker nobody listens on: every send fails."""
+    old = use_broker(eager=False, queue=None)
+    celery_app.conf.broker_url = "redis://127.0.0.1:1/0"
+    yield
+    restore_broker(old)
+
+
+def test_a_run_that_cannot_be_sent_stays_queued_and_the_request_still_answers(kick, acme, broker_down):
+    response = kick("writer", {"route": "POST /jobs/write"})
+    assert response.status_code == 202
+    run = JobRun.objects.for_tenant(acme).get(run_id=as_json(response)["run_id"])
+    assert run.status == "queued"  # the reaper sends it again once the broker is back
+
+
 def test_a_run_queued_with_a_read_only_token_stays_read_only(client, kick, acme, make_token):
     _, raw = make_token(acme, "writer", read_only=True)
     response = client.get("/t/acme/apps/chores/kick", {"route": "POST /jobs/write"},
@@ -356,6 +372,22 @@ def test_the_reaper_fails_a_lost_run_with_no_attempts_left(chores, sent, setting
     assert reaped.failed == [run.run_id] and run.status == "failed" and run.error_code == "worker_lost"
     assert HandlerError.objects.for_tenant(chores).get(error_id=run.error_id).kind == "worker_lost"
     assert run.finished_at is not None and sent == []
+
+
+def test_a_run_lost_on_every_attempt_is_reaped_only_until_its_attempts_run_out(chores, sent, settings):
+    run = queue_run(chores, "writer", "POST /jobs/write")
+    outcomes = []
+    for _ in range(settings.JOBS_MAX_ATTEMPTS):
+        run.refresh_from_db()
+        assert runs.claim(run, version_number=1, timeout_ms=1000)  # a worker starts it, then dies
+        reaped = runs.reap(run.deadline + timedelta(seconds=1))
+        outcomes.append("requeued" if reaped.requeued else "failed" if reaped.failed else "none")
+    assert outcomes == ["requeued"] * (settings.JOBS_MAX_ATTEMPTS - 1) + ["failed"]
+    run.refresh_from_db()
+    assert run.status == "failed" and run.attempts == settings.JOBS_MAX_ATTEMPTS
+    assert [entry["error_code"] for entry in run.attempt_log] == ["worker_lost"] * settings.JOBS_MAX_ATTEMPTS
+    later = runs.reap(run.finished_at + timedelta(days=1))
+    assert (later.requeued, later.failed, later.resent) == ([], [], [])
 
 
 def test_an_attempt_the_reaper_took_back_cannot_finish_the_run(chores, sent):

@@ -1,0 +1,153 @@
+"""Runaway job chains: depth and per-tenant caps, no recursion in-process, runs never left running.
+
+A handler that enqueues its own route makes a chain (or, enqueuing twice, an exponential tree). With no
+broker the runs execute in-process; they must run one after another, never nested inside each other.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from apps_runtime.jobs import execute, runs
+from apps_runtime.models import HandlerError, JobRun, Record
+from apps_runtime.tasks import run_job
+
+from .conftest import JOB_HANDLERS, JOB_SETTINGS, as_json, jobs_manifest, restore_broker, use_broker
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHAIN_HANDLERS = {
+    **JOB_HANDLERS,
+    # Enqueues itself (``fanout`` times) and notes how far it got, or the limit that stopped it.
+    "server/chain.py": """
+from platform_sdk import LimitExceeded
+
+def handle(request):
+    link = request.body.get("link", 1)
+    try:
+        for _ in range(request.body.get("fanout", 1)):
+            request.enqueue("POST /jobs/chain", {"link": link + 1, "fanout": request.body.get("fanout", 1)})
+    except LimitExceeded as err:
+        request.records.create("notes", {"text": f"stopped at {link}: {err.code}: {err}"})
+        return {"stopped": link}
+    request.records.create("notes", {"text": f"link {link}"})
+    return {"link": link}
+""",
+}
+
+
+def chain_manifest() -> dict:
+    manifest = jobs_manifest()
+    manifest["routes"]["POST /jobs/chain"] = {"handler": "server/chain.py", "auth": "internal"}
+    return manifest
+
+
+@pytest.fixture(autouse=True)
+def in_process(settings):
+    """No broker: tasks run in-process, as in the embedded default."""
+    for key, value in JOB_SETTINGS.items():
+        setattr(settings, key, value)
+    old = use_broker(eager=True, queue=None)
+    yield
+    restore_broker(old)
+
+
+@pytest.fixture
+def chores(acme, deploy):
+    deploy(acme, chain_manifest(), CHAIN_HANDLERS)
+    return acme
+
+
+@pytest.fixture
+def kick(client, chores, make_token):
+    """POST /kick as the writer: the handler enqueues ``route`` with ``payload``."""
+    _, raw = make_token(chores, "writer")
+
+    def post(route: str, payload: dict | None = None, path: str = "/t/acme/apps/chores/kick"):
+        return client.post(path, {"route": route, "payload": payload or {}, "count": 5},
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+    return post
+
+
+def note_texts(tenant) -> list[str]:
+    return sorted(r.data["text"] for r in Record.objects.for_tenant(tenant).filter(collection="notes"))
+
+
+def test_a_self_enqueuing_handler_stops_at_the_chain_depth_cap_without_recursion(kick, chores, settings):
+    settings.JOBS_MAX_CHAIN_DEPTH = 8
+    response = kick("POST /jobs/chain")
+
+    assert response.status_code == 202  # the request answers normally, after its runs
+    chain = list(JobRun.objects.for_tenant(chores).order_by("depth"))
+    assert [run.depth for run in chain] == list(range(1, 9))
+    assert all(run.status == "succeeded" and run.attempts == 1 for run in chain)
+    # Each run started after the one that queued it had finished: one after another, never nested.
+    assert all(child.started_at >= parent.finished_at for parent, child in itertools.pairwise(chain))
+    texts = note_texts(chores)
+    assert [t for t in texts if t.startswith("link")] == sorted(f"link {n}" for n in range(1, 8))
+    [stopped] = [t for t in texts if t.startswith("stopped")]
+    assert stopped.startswith("stopped at 8: limit: ") and "8" in stopped.removeprefix("stopped at 8")
+
+
+def test_an_exponential_job_tree_is_cut_at_the_depth_cap(kick, chores, settings):
+    settings.JOBS_MAX_CHAIN_DEPTH = 4
+    assert kick("POST /jobs/chain", {"fanout": 2}).status_code == 202
+
+    tree = JobRun.objects.for_tenant(chores)
+    assert tree.count() == 1 + 2 + 4 + 8
+    assert set(tree.values_list("status", flat=True)) == {"succeeded"}
+    assert max(tree.values_list("depth", flat=True)) == 4
+
+
+def test_a_tenant_may_have_only_so_many_unfinished_runs(kick, chores, settings, monkeypatch):
+    settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT = 3
+    sent: list[str] = []
+    monkeypatch.setattr("apps_runtime.jobs.queue._send", lambda run_id, countdown: sent.append(run_id))
+
+    response = kick("", path="/t/acme/apps/chores/kick-many")
+    assert response.status_code == 429
+    assert as_json(response)["error"] == "this tenant already has 3 background runs waiting or running"
+    assert JobRun.objects.for_tenant(chores).filter(status="queued").count() == 3 and len(sent) == 3
+
+    # Once they have run, the tenant may queue again.
+    monkeypatch.undo()
+    for run_id in sent:
+        execute.execute_run(run_id)
+    assert kick("POST /jobs/write").status_code == 202
+
+
+def test_a_run_whose_machinery_fails_ends_failed_with_an_error_id(kick, chores, monkeypatch):
+    """A run that cannot be rebuilt (here a caller snapshot the platform cannot read) is not left running."""
+    monkeypatch.setattr("apps_runtime.jobs.queue._send", lambda run_id, countdown: None)
+    run_id = as_json(kick("POST /jobs/write"))["run_id"]
+    JobRun.objects.for_tenant(chores).filter(run_id=run_id).update(caller={"roles": 7})
+    monkeypatch.undo()
+
+    run_job.delay(run_id)
+
+    run = JobRun.objects.for_tenant(chores).get(run_id=run_id)
+    assert run.status == "failed" and run.attempts == 1 and run.error_code == "platform_error"
+    error = HandlerError.objects.for_tenant(chores).get(error_id=run.error_id)
+    assert error.kind == "platform_error" and "roles" not in error.trace  # no internals for tenants
+    assert run.attempt_log[0]["error_id"] == run.error_id
+    # The reaper has nothing to take back: the run is finished, not running.
+    assert runs.reap(run.finished_at.replace(year=run.finished_at.year + 1)).requeued == []
+
+
+def test_a_run_that_fails_before_it_starts_ends_failed_not_queued(kick, chores, monkeypatch):
+    monkeypatch.setattr("apps_runtime.jobs.queue._send", lambda run_id, countdown: None)
+    run_id = as_json(kick("POST /jobs/write"))["run_id"]
+    monkeypatch.undo()
+
+    def database_gone(tenant, name):
+        raise RuntimeError("the connection to the database was lost")
+
+    monkeypatch.setattr(execute, "load_app", database_gone)
+    run_job.delay(run_id)
+
+    run = JobRun.objects.for_tenant(chores).get(run_id=run_id)
+    assert run.status == "failed" and run.attempts == 0 and run.error_code == "platform_error"
+    assert HandlerError.objects.for_tenant(chores).filter(error_id=run.error_id).exists()
