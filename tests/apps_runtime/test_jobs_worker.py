@@ -19,7 +19,17 @@ from apps_runtime.records import RecordsScope
 from tenants.callers import caller_for
 from tenants.scoping import access_user
 
-from .conftest import WRITER_ROLE, as_json, wait_until
+from .conftest import (
+    JOB_HANDLERS,
+    ON_POSTGRES,
+    WRITER_ROLE,
+    JobsHarness,
+    as_json,
+    jobs_manifest,
+    restore_broker,
+    use_broker,
+    wait_until,
+)
 
 KICK = "/t/acme/apps/chores/kick"
 
@@ -172,3 +182,71 @@ def test_a_worker_killed_mid_run_does_not_lose_the_run(jobs, acme, deploy_jobs):
     assert done.status == "succeeded" and done.attempts == 2
     assert done.attempt_log[0]["error_code"] == "worker_lost" and done.attempt_log[0]["error_id"]
     assert notes(acme) == [{"text": "slow", "by": "writer"}]
+
+
+# --- fault injection: SIGKILL the worker mid-run -------------------------------------------------
+
+TWO_STEP = """
+import time
+
+def handle(request):
+    request.records.create("notes", {"text": "started", "by": request.user["username"]})
+    time.sleep(request.body.get("seconds", 2))
+    request.records.create("notes", {"text": "done", "by": request.user["username"]})
+    return {"done": True}
+"""
+
+
+@pytest.fixture
+def worker_with_beat(transactional_db, settings, celery_worker):
+    """A real worker with beat (the dispatcher and the reaper tick every second), this process on Redis."""
+    celery_worker.start(beat=True)
+    old = use_broker(eager=False, queue=celery_worker.queue)
+    try:
+        yield JobsHarness("worker", celery_worker)
+    finally:
+        restore_broker(old)
+        celery_worker.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ON_POSTGRES, reason="a worker process cannot see an in-memory SQLite test database")
+def test_a_run_whose_worker_is_killed_mid_handler_completes_exactly_once(
+    worker_with_beat, acme, deploy, client, make_token
+):
+    """The documented contract: at least once, completed once.
+
+    The task is acknowledged only once it has run (``acks_late``); a worker killed mid-run loses the
+    attempt, not the run: the reaper takes the attempt back after its deadline and a new worker runs
+    it again. What the lost attempt wrote stays (each records call commits on its own) and the run is
+    re-run from the start, so handlers should be idempotent. The run itself is never half-finished:
+    one attempt ends it, and the lost one is in its log with an error id.
+    """
+    manifest = jobs_manifest()
+    manifest["routes"]["POST /jobs/two-step"] = {
+        "handler": "server/two_step.py", "auth": "internal", "timeoutMs": 4000,
+    }
+    deploy(acme, manifest, {**JOB_HANDLERS, "server/two_step.py": TWO_STEP})
+    _, raw = make_token(acme, "writer")
+    response = client.post(KICK, {"route": "POST /jobs/two-step", "payload": {"seconds": 2}},
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert response.status_code == 202  # acknowledged: the caller holds a run id
+    run_id = as_json(response)["run_id"]
+
+    # Mid-handler: its first write is committed, its second not yet made.
+    try:
+        wait_until(lambda: [n["text"] for n in notes(acme)] == ["started"], "the handler's first write")
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n--- worker log ---\n{worker_with_beat.worker.log_tail()}") from None
+    worker_with_beat.worker.kill()
+    worker_with_beat.worker.start(beat=True)
+
+    run = worker_with_beat.finished(acme, run_id)
+    assert run.status == "succeeded" and run.attempts == 2
+    lost, completed = run.attempt_log
+    assert lost["error_code"] == "worker_lost" and lost["error_id"].startswith("err_")
+    assert HandlerError.objects.for_tenant(acme).get(error_id=lost["error_id"]).kind == "worker_lost"
+    assert completed["result_status"] == 200 and completed["error_id"] == ""
+    # At least once: the lost attempt's first write stays; the run's work completed exactly once.
+    assert sorted(n["text"] for n in notes(acme)) == ["done", "started", "started"]
+    assert JobRun.objects.for_tenant(acme).count() == 1
