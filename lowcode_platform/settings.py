@@ -75,6 +75,8 @@ INSTALLED_APPS = [
     "tenants",
     "apps_runtime",
     "mcp_gateway",
+    "oauth2_provider",
+    "oauth",
 ]
 
 MIDDLEWARE = [
@@ -245,8 +247,54 @@ MCP_NOTIFY_INTERVAL_SECONDS = float(os.environ.get("MCP_NOTIFY_INTERVAL_SECONDS"
 # token and per tenant, and sessions with no request in flight for MCP_SESSION_IDLE_SECONDS end.
 MCP_WORKER_THREADS = _env_int("MCP_WORKER_THREADS", 32)
 MCP_TENANT_SHARE = _env_int("MCP_TENANT_SHARE", max(1, MCP_WORKER_THREADS // 4))
-MCP_TENANT_QUEUE = _env_int("MCP_TENANT_QUEUE", 4 * MCP_TENANT_SHARE)
+MCP_TENANT_QUEUE = _env_int("MCP_TENANT_QUEUE", 16 * MCP_TENANT_SHARE)
 MCP_TENANT_QUEUE_SECONDS = float(os.environ.get("MCP_TENANT_QUEUE_SECONDS") or 30.0)
 MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
 MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
 MCP_SESSION_IDLE_SECONDS = float(os.environ.get("MCP_SESSION_IDLE_SECONDS") or 600.0)
+
+# OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
+# django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration
+# and client ID metadata documents, tokens and codes hashed at rest, refresh tokens rotated (a
+# replayed one ends the whole connection). PUBLIC_BASE_URL is the issuer and the origin of every
+# tenant's MCP resource URL: required in production (behind TLS the request cannot tell it); in
+# DEBUG it defaults to the request's own origin. OAUTH_CIMD_ALLOW_LOOPBACK lets a client metadata
+# document be fetched from 127.0.0.1 (local development and tests); private addresses never are.
+PUBLIC_BASE_URL = (os.environ.get("PUBLIC_BASE_URL") or "").rstrip("/")
+OAUTH_ACCESS_TOKEN_SECONDS = _env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
+OAUTH_REFRESH_TOKEN_DAYS = _env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
+OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("OAUTH_CIMD_ALLOW_LOOPBACK", DEBUG)
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/accounts/"
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth.AuthorizationCode"
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Use a tenant's MCP tools as you"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "OAUTH2_VALIDATOR_CLASS": "oauth.validator.PlatformValidator",
+    "ACCESS_TOKEN_GENERATOR": "oauth.tokens.access_token",
+    "REFRESH_TOKEN_GENERATOR": "oauth.tokens.refresh_token",
+    "ACCESS_TOKEN_EXPIRE_SECONDS": OAUTH_ACCESS_TOKEN_SECONDS,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": OAUTH_REFRESH_TOKEN_DAYS * 86400,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "PKCE_REQUIRED": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],  # http only on loopback: oauth/clients.py
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "oauth.cimd.PlatformMetadataFetcher",
+    "CIMD_FETCH_TIMEOUT_SECONDS": 3,
+    "CIMD_MAX_DOCUMENT_SIZE": 8 * 1024,
+}
+

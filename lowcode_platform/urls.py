@@ -3,6 +3,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from lowcode_platform.health import healthz
+from mcp_gateway.consent import GatewayConsentView
+from oauth import urls as oauth_urls
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -11,5 +13,21 @@ urlpatterns = [
     path("api/", include("tenants.api.urls")),
     path("api/", include("apps_runtime.api.urls")),
     path("api/", include("mcp_gateway.api.urls")),
+    path("api/", include("oauth.api.urls")),
+    # OAuth 2.1 for MCP clients. The toolkit reverses its endpoints in the "oauth2_provider"
+    # namespace; the authorization endpoint is the gateway's consent page (it shows its catalog).
+    path(
+        "",
+        include(
+            (
+                [
+                    path("oauth/authorize/", GatewayConsentView.as_view(), name="authorize"),
+                    *oauth_urls.protocol_urlpatterns,
+                ],
+                "oauth2_provider",
+            )
+        ),
+    ),
+    path("", include("oauth.urls")),
     path("", include("apps_runtime.urls")),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
@@ -17,6 +17,7 @@ class Caller:
 
     ``is_service`` marks a service principal: an app job's identity (username ``job:<app>/<job>``),
     a member holding exactly its roles, authenticated without a user account (``user_id`` is None).
+    ``oauth_grant_id`` and ``oauth_client_id`` name the OAuth connection a caller came through.
     """
 
     tenant_id: int
@@ -29,6 +30,8 @@ class Caller:
     token_id: int | None = None
     read_only: bool = False
     is_service: bool = False
+    oauth_grant_id: int | None = None
+    oauth_client_id: str | None = None
 
     @property
     def is_authenticated(self) -> bool:
@@ -75,3 +78,20 @@ def caller_for_token(tenant: Tenant, raw: str) -> Caller:
     if token.tenant_id != tenant.pk:
         raise InvalidToken("issued for another tenant")
     return caller_for(tenant, token.user, token)
+
+
+def caller_for_grant(
+    tenant: Tenant, user: AbstractBaseUser, *, grant_id: int, client_id: str, read_only: bool
+) -> Caller:
+    """The caller an OAuth grant acts as: its user, with the user's membership and roles now.
+
+    The authorization server (``oauth``) has already checked the access token, its audience and
+    the grant; this is where a grant becomes a caller, so role changes apply on the next call.
+
+    Raises:
+        InvalidToken: the user is inactive, or no longer a member of the tenant.
+    """
+    caller = caller_for(tenant, user)
+    if not caller.is_authenticated or not caller.is_member:
+        raise InvalidToken("the grant's user is not an active member of the tenant")
+    return replace(caller, read_only=read_only, oauth_grant_id=grant_id, oauth_client_id=client_id)

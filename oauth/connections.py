@@ -1,0 +1,65 @@
+"""Connections: list them for who may see them, revoke them (ending their tokens at once)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from oauth2_provider.models import get_refresh_token_model
+
+from oauth.exceptions import ConnectionNotFound
+from oauth.models import Connection
+from tenants.models import Membership, Tenant, TenantAuditLog
+
+REASON_USER = "revoked"
+REASON_CLIENT = "revoked by the client"
+REASON_REFRESH_REPLAY = "refresh token replayed"
+REASON_CODE_REPLAY = "authorization code replayed"
+
+
+def _sees_all(tenant: Tenant, user: AbstractBaseUser) -> bool:
+    if user.is_superuser:
+        return True
+    return Membership.objects.for_tenant(tenant).filter(user_id=user.pk, is_admin=True).exists()
+
+
+def visible_connections(tenant: Tenant, user: AbstractBaseUser) -> QuerySet[Connection]:
+    """The tenant's connections ``user`` may see: all for tenant admins and superusers, else their own."""
+    rows = Connection.objects.for_tenant(tenant).select_related("user", "application")
+    return rows if _sees_all(tenant, user) else rows.filter(user_id=user.pk)
+
+
+def access_connection(tenant: Tenant, user: AbstractBaseUser, connection_id: int) -> Connection:
+    """One connection of ``tenant`` that ``user`` may see.
+
+    Raises:
+        ConnectionNotFound: no such connection in the tenant, or not one ``user`` may see.
+    """
+    found = visible_connections(tenant, user).filter(pk=connection_id).first()
+    if found is None:
+        raise ConnectionNotFound(connection_id)
+    return found
+
+
+def revoke_connection(connection: Connection, *, acting_user: AbstractBaseUser | None, reason: str) -> None:
+    """End a connection and every token of it at once; revoking twice is harmless.
+
+    ``acting_user`` None is the platform itself (a replayed code or refresh token).
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        ended = Connection.all_tenants.filter(pk=connection.pk, revoked_at__isnull=True).update(
+            revoked_at=now, revoked_reason=reason
+        )
+        # Refresh tokens are marked revoked and their access tokens deleted, in a few statements.
+        get_refresh_token_model().revoke_family(connection.token_family)
+        if ended:
+            connection.revoked_at, connection.revoked_reason = now, reason
+            TenantAuditLog.objects.create(
+                tenant_id=connection.tenant_id,
+                acting_user=acting_user,
+                action="oauth.connection.revoke",
+                target=f"{connection.pk} {connection.application.client_id}"[:200],
+                new_value={"reason": reason, "user": connection.user.get_username()},
+            )

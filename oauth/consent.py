@@ -1,0 +1,131 @@
+"""The authorization endpoint: sign-in, then a consent page naming client, tenant and tools.
+
+The toolkit's view validates the request (client, redirect URI, PKCE) and issues the code; this
+one adds what the platform decides: which tenant the ``resource`` names, whether the signed-in
+user may consent for it (members only), and what the connection will see. The tool list is the
+gateway's per-caller catalog, so the page is completed by the gateway's subclass
+(``mcp_gateway.consent``): the gateway depends on this package, not the other way round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.http import HttpRequest, HttpResponse
+from oauth2_provider.views import AuthorizationView
+
+from oauth.exceptions import OAuthError
+from oauth.forms import ConsentForm
+from oauth.origin import request_origin, slug_of_resource
+from tenants.callers import Caller, caller_for
+from tenants.models import Tenant
+
+
+@dataclass(frozen=True)
+class ToolLine:
+    name: str
+    title: str | None
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class Consent:
+    """What the page shows: the tenant and the tools, or why this user cannot consent."""
+
+    tenant: Tenant | None = None
+    refusal: str | None = None
+    roles: list[str] = field(default_factory=list)
+    tools: list[ToolLine] = field(default_factory=list)
+
+    @property
+    def read_only_count(self) -> int:
+        return sum(tool.read_only for tool in self.tools)
+
+
+@dataclass(frozen=True)
+class ClientDescription:
+    name: str
+    metadata_url: str | None
+    origin: str
+
+
+def describe_client(application) -> ClientDescription:
+    """How the page names a client: its metadata document, or how it was registered."""
+    if application.registration_source == application.RegistrationSource.CIMD:
+        return ClientDescription(application.name or application.client_id, application.client_id, "")
+    how = {
+        application.RegistrationSource.DCR: "registered dynamically",
+    }.get(application.registration_source, "registered by the platform operator")
+    return ClientDescription(application.name or "An unnamed application", None, how)
+
+
+class ConsentView(AuthorizationView):
+    """GET shows the consent page; POST is Allow or Deny (CSRF-protected, re-validated)."""
+
+    template_name = "oauth/consent.html"
+    form_class = ConsentForm
+
+    def endpoint_tenant(self, slug: str) -> Tenant:
+        """The tenant whose MCP endpoint is at ``/t/<slug>/mcp``.
+
+        Raises:
+            Exception: a subclass raises its own error for an unknown or switched-off endpoint.
+        """
+        raise NotImplementedError
+
+    def consent_tools(self, tenant: Tenant, caller: Caller) -> list[ToolLine]:
+        """The tools ``caller`` would see at the tenant's endpoint, in listing order."""
+        raise NotImplementedError
+
+    def consent(self, resource: str | None) -> Consent:
+        user = self.request.user
+        resources = (resource or "").split()
+        if len(resources) != 1:
+            return Consent(
+                refusal="The application did not say which MCP endpoint it wants to use "
+                "(one resource parameter, RFC 8707). Connect it with the endpoint's URL."
+            )
+        try:
+            tenant = self.endpoint_tenant(slug_of_resource(request_origin(self.request), resources[0]))
+        except (OAuthError, LookupError) as err:
+            return Consent(refusal=f"There is no MCP endpoint at {resources[0]} ({err}).")
+        caller = caller_for(tenant, user)
+        if not caller.is_member:
+            return Consent(
+                tenant=tenant,
+                refusal=f"You are signed in as {user.get_username()}, who is not a member of "
+                f"{tenant.name} ({tenant.slug}). Only its members can connect applications to it: "
+                "ask one of its admins to add you, or sign in as a member.",
+            )
+        return Consent(tenant=tenant, roles=sorted(caller.roles), tools=self.consent_tools(tenant, caller))
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.GET.get("code_challenge_method") != "S256":
+            # PKCE with S256 only; refused before anything else, and never redirected anywhere.
+            error = {
+                "error": "invalid_request",
+                "description": 'PKCE is required: code_challenge_method "S256".',
+            }
+            return self.render_to_response({"error": error}, status=400)
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        if "application" in context:
+            context["consent"] = self.consent(context.get("resource"))
+            context["client"] = describe_client(context["application"])
+        return context
+
+    def form_valid(self, form: ConsentForm) -> HttpResponse:
+        self.granted = None
+        if form.cleaned_data.get("allow"):
+            consent = self.consent(form.cleaned_data.get("resource"))
+            if consent.refusal:
+                return self.render_to_response({"consent": consent, "form": form}, status=403)
+            self.granted = {"lcp_tenant": consent.tenant, "lcp_read_only": form.cleaned_data["read_only"]}
+        return super().form_valid(form)
+
+    def create_authorization_response(self, request, scopes, credentials, allow):
+        if allow and self.granted:
+            credentials = {**credentials, **self.granted}
+        return super().create_authorization_response(request, scopes, credentials, allow)

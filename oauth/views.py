@@ -1,0 +1,95 @@
+"""Sign-in, the authorization server's metadata, and dynamic client registration."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+from oauth2_provider.views import DynamicClientRegistrationManagementView, DynamicClientRegistrationView
+
+from oauth.access import MCP_SCOPE
+from oauth.clients import AUTH_METHODS, check_client_metadata
+from oauth.exceptions import OAuthError, OriginNotConfigured
+from oauth.origin import request_origin
+
+
+class LoginView(auth_views.LoginView):
+    """``/accounts/login/``: Django's AuthenticationForm (username, password); ``next`` stays on this site."""
+
+    template_name = "oauth/login.html"
+
+
+@login_required
+def signed_in(request: HttpRequest) -> HttpResponse:
+    return render(request, "oauth/signed_in.html")
+
+
+def server_metadata(origin: str) -> dict:
+    """RFC 8414 metadata: authorization code with PKCE S256, DCR and client ID metadata documents."""
+
+    def endpoint(name: str) -> str:
+        return origin + reverse(f"oauth2_provider:{name}")
+
+    return {
+        "issuer": origin,
+        "authorization_endpoint": endpoint("authorize"),
+        "token_endpoint": endpoint("token"),
+        "registration_endpoint": endpoint("dcr-register"),
+        "revocation_endpoint": endpoint("revoke-token"),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": sorted(AUTH_METHODS),
+        "revocation_endpoint_auth_methods_supported": sorted(AUTH_METHODS),
+        "scopes_supported": [MCP_SCOPE],
+        "client_id_metadata_document_supported": True,
+    }
+
+
+@require_GET
+def authorization_server_metadata(request: HttpRequest) -> JsonResponse:
+    """``/.well-known/oauth-authorization-server`` (and the OpenID-style path clients also try)."""
+    try:
+        origin = request_origin(request)
+    except OriginNotConfigured as err:
+        return JsonResponse({"error": "temporarily_unavailable", "error_description": str(err)}, status=503)
+    response = JsonResponse(server_metadata(origin))
+    response["Access-Control-Allow-Origin"] = "*"
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+def _policy_refusal(request: HttpRequest) -> JsonResponse | None:
+    """400 ``invalid_client_metadata`` for a JSON body outside the platform's client policy."""
+    try:
+        metadata = json.loads(request.body)
+    except ValueError:
+        return None  # the toolkit answers malformed JSON itself
+    if not isinstance(metadata, dict):
+        return None
+    try:
+        check_client_metadata(metadata, default_auth_method="client_secret_basic")
+    except OAuthError as err:
+        return JsonResponse({"error": "invalid_client_metadata", "error_description": str(err)}, status=400)
+    return None
+
+
+class RegistrationView(DynamicClientRegistrationView):
+    """RFC 7591 registration, open to anyone (claude.ai and ChatGPT register themselves), after
+    the platform's policy: authorization code only, https or loopback redirect URIs."""
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return _policy_refusal(request) or super().post(request, *args, **kwargs)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592 read, update and delete of a registration; an update meets the same policy."""
+
+    def put(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return _policy_refusal(request) or super().put(request, *args, **kwargs)
