@@ -5,7 +5,14 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SUITES = ["bench_sandbox.py", "bench_runtime.py", "bench_deploy.py", "bench_gateway.py", "bench_jobs.py"]
+SUITES = [
+    "bench_sandbox.py",
+    "bench_runtime.py",
+    "bench_deploy.py",
+    "bench_gateway.py",
+    "bench_fairness.py",
+    "bench_jobs.py",
+]
 
 if __name__ == "__main__":
     failed = []
