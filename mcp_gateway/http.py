@@ -68,7 +68,10 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 def public_base_url(scope: Scope) -> str:
-    """The origin clients reach this server at, for URLs in answers; only after the Host check."""
+    """The origin clients reach this server at, for URLs in answers: PUBLIC_BASE_URL when set (as
+    ``oauth.origin`` uses it), else from the request; only after the Host check."""
+    if settings.PUBLIC_BASE_URL:
+        return settings.PUBLIC_BASE_URL
     host = _header(scope, b"host") or "localhost"
     return f"{scope.get('scheme', 'http')}://{host}"
 

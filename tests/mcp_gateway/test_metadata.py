@@ -72,3 +72,13 @@ def test_the_401_points_at_the_metadata_of_the_endpoint_asked_for(mcp_url, acme)
         'resource_metadata="http://localhost:8000/.well-known/oauth-protected-resource/t/acme/mcp"'
         in challenge
     )
+
+
+def test_a_configured_public_base_url_names_the_endpoint_whatever_the_host(mcp_url, acme, settings):
+    settings.PUBLIC_BASE_URL = "https://mcp.example"
+    response = get(metadata_url(mcp_url), {"Host": "localhost:8000"})
+    assert response.json()["resource"] == "https://mcp.example/t/acme/mcp"
+    challenge = post(mcp_url(), {"Host": "localhost:8000"}).headers["www-authenticate"]
+    assert (
+        'resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/t/acme/mcp"' in challenge
+    )
