@@ -99,12 +99,30 @@ class Record(TenantOwned):
                 fields=["tenant", "app", "collection", "record_id"], name="record_unique_id"
             )
         ]
-        # The quota check sums a tenant's sizes from this index alone (an index-only scan on PostgreSQL).
+        # A recount of the tenant's usage sums sizes from this index alone (index-only on PostgreSQL).
         indexes = [models.Index(fields=["tenant", "size_bytes"], name="record_tenant_size")]
         ordering = ["tenant_id", "app_id", "collection", "record_id"]
 
     def __str__(self) -> str:
         return f"{self.collection}/{self.record_id}"
+
+
+class RecordUsage(TenantOwned):
+    """Bytes of a tenant's records, moved by each write so the quota check reads one row, not a sum.
+
+    ``counted_at`` is when ``bytes`` was last summed from ``Record.size_bytes``; a refused write
+    recounts when that is old, which repairs any drift (records deleted outside the records API).
+    """
+
+    bytes = models.BigIntegerField(default=0)
+    counted_at = models.DateTimeField(default=timezone.now)
+
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="recordusage_unique_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id}: {self.bytes} bytes"
 
 
 class HandlerError(TenantOwned):

@@ -12,11 +12,12 @@ from typing import Any
 from django.conf import settings
 from django.core import signing
 from django.db import transaction
-from django.db.models import F, OrderBy, QuerySet, Sum
+from django.db.models import F, OrderBy, QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 from ulid import ULID
 
+from apps_runtime import record_quota
 from apps_runtime.compiled import Collection, CompiledVersion
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
 from apps_runtime.models import Record
@@ -35,15 +36,6 @@ _FIELD_NAME = re.compile(FIELD_NAME_PATTERN)
 _FIELD_RULE = f"letters, digits and single underscores, at most {FIELD_NAME_MAX_LENGTH} characters; no '__'"
 _META_ORDER = {"id": "record_id", "created_at": "created_at", "updated_at": "updated_at"}
 _CURSOR_SALT = "apps_runtime.records.cursor"
-# A NUL in any string, as json.dumps escapes it (an odd run of backslashes before "u0000"): PostgreSQL
-# refuses it in jsonb, so it is refused here on every database.
-_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
-
-
-class RecordLimitExceeded(RuntimeDomainError):
-    """A record over the per-record size limit, or a write past the tenant's record storage quota."""
-
-    status, code = 413, "limit"
 
 
 @dataclass(frozen=True)
@@ -96,8 +88,9 @@ def _rows(scope: RecordsScope, collection: Collection):
     return Record.objects.for_tenant(scope.tenant_id).filter(app_id=scope.app_id, collection=collection.name)
 
 
-def _get_row(scope: RecordsScope, collection: Collection, record_id: Any) -> Record:
-    row = _rows(scope, collection).filter(record_id=str(record_id)).first() if record_id else None
+def _get_row(scope: RecordsScope, collection: Collection, record_id: Any, *, lock: bool = False) -> Record:
+    rows = _rows(scope, collection).select_for_update() if lock else _rows(scope, collection)
+    row = rows.filter(record_id=str(record_id)).first() if record_id else None
     if row is None:
         raise RecordNotFound(f"no record '{record_id}' in '{collection.name}'")
     return row
@@ -254,20 +247,21 @@ def create_record(scope: RecordsScope, collection: str, data: Any) -> dict:
         RecordLimitExceeded: the record is over the size limit, or the tenant's quota is reached.
     """
     found = _collection(scope, collection, write=True)
-    size = _checked_size(data)
+    size = record_quota.checked_size(data)
     clean = _validate(found, data)
-    _check_quota(scope.tenant_id, size)
     who = scope.caller.username or ""
-    row = Record.objects.create(
-        tenant_id=scope.tenant_id,
-        app_id=scope.app_id,
-        collection=found.name,
-        record_id=str(ULID()),
-        data=clean,
-        size_bytes=size,
-        created_by=who,
-        updated_by=who,
-    )
+    with transaction.atomic():
+        record_quota.reserve(scope.tenant_id, size)
+        row = Record.objects.create(
+            tenant_id=scope.tenant_id,
+            app_id=scope.app_id,
+            collection=found.name,
+            record_id=str(ULID()),
+            data=clean,
+            size_bytes=size,
+            created_by=who,
+            updated_by=who,
+        )
     return serialize(row)
 
 
@@ -284,73 +278,16 @@ def update_record(scope: RecordsScope, collection: str, record_id: str, data: An
     if not isinstance(data, dict):
         raise RecordInvalid(["/: update data must be a JSON object"])
     with transaction.atomic():
-        row = _get_row(scope, found, record_id)
-        row = Record.objects.for_tenant(scope.tenant_id).select_for_update().get(pk=row.pk)
+        row = _get_row(scope, found, record_id, lock=True)
         merged = {**row.data, **data}
-        size = _checked_size(merged)
+        size = record_quota.checked_size(merged)
         row.data = _validate(found, merged)
-        _check_quota(scope.tenant_id, size - row.size_bytes)
+        record_quota.reserve(scope.tenant_id, size - row.size_bytes)
         row.size_bytes = size
         row.updated_by = scope.caller.username or ""
         row.updated_at = timezone.now()
         row.save(update_fields=["data", "size_bytes", "updated_by", "updated_at"])
     return serialize(row)
-
-
-def record_size(data: Any) -> int:
-    """What a record counts against the limits: its data as compact UTF-8 JSON, in bytes.
-
-    Raises:
-        RecordInvalid: the data is not JSON that every database stores (no NaN, NUL or lone surrogate).
-    """
-    try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        encoded = text.encode("utf-8")
-    except (TypeError, ValueError, RecursionError) as err:  # UnicodeEncodeError: a lone surrogate
-        raise RecordInvalid(["/: record data must be JSON text (no NaN, no lone surrogates)"]) from err
-    if _ESCAPED_NUL.search(text):
-        raise RecordInvalid(["/: record data must not contain NUL characters"])
-    return len(encoded)
-
-
-def _checked_size(data: Any) -> int:
-    # Before schema validation: a huge document is refused for the price of one serialisation.
-    size = record_size(data)
-    limit = settings.RECORDS_MAX_RECORD_BYTES
-    if size > limit:
-        raise RecordLimitExceeded(f"record is {_bytes_text(size)}; the limit is {_bytes_text(limit)}")
-    return size
-
-
-def _check_quota(tenant_id: int, grows_by: int) -> None:
-    """Refuse a write that would take the tenant's records past ``RECORDS_TENANT_QUOTA_BYTES``.
-
-    The sizes live on the rows (``Record.size_bytes``) and are summed here with one aggregate over an
-    index on (tenant, size_bytes), rather than kept in a running counter: every way a record goes
-    (this module, the admin, an app or tenant deleted in cascade) frees its bytes with no counter to
-    drift, and there is no per-tenant row for concurrent writers to queue on. The price is a race:
-    writers that sum at the same moment may all pass, so a burst can overshoot the quota by at most
-    (concurrent writes of the tenant) x ``RECORDS_MAX_RECORD_BYTES``; the next write sees the total.
-    Writes that shrink a record always pass, so a tenant over quota can clean up.
-    """
-    if grows_by <= 0:
-        return
-    quota = settings.RECORDS_TENANT_QUOTA_BYTES
-    used = Record.objects.for_tenant(tenant_id).aggregate(total=Sum("size_bytes"))["total"] or 0
-    if used + grows_by > quota:
-        raise RecordLimitExceeded(
-            f"tenant record storage quota of {_bytes_text(quota)} reached "
-            f"({_bytes_text(used)} used; this write needs {_bytes_text(grows_by)} more)"
-        )
-
-
-def _bytes_text(size: int) -> str:
-    """``300 KiB``, ``1.5 MiB``; rounded up, so a size just over a limit never prints as the limit."""
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            tenths = -(-size * 10 // scale)
-            return f"{tenths / 10:g} {unit}"
-    return f"{size} bytes"
 
 
 def delete_record(scope: RecordsScope, collection: str, record_id: str) -> dict:
@@ -361,8 +298,10 @@ def delete_record(scope: RecordsScope, collection: str, record_id: str) -> dict:
         PermissionDenied: the caller may not write the collection.
     """
     found = _collection(scope, collection, write=True)
-    row = _get_row(scope, found, record_id)
-    row.delete()
+    with transaction.atomic():
+        row = _get_row(scope, found, record_id, lock=True)
+        row.delete()
+        record_quota.release(scope.tenant_id, row.size_bytes)
     return {"deleted": True, "id": record_id}
 
 

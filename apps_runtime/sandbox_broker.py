@@ -11,7 +11,8 @@ from apps_runtime import records
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
 from apps_runtime.jobs.enqueue import enqueue_run
 from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
-from apps_runtime.records import RecordLimitExceeded, RecordsScope
+from apps_runtime.record_quota import RecordLimitExceeded
+from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
 
 Broker = Callable[[str, dict], Any]

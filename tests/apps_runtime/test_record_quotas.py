@@ -1,21 +1,17 @@
 """Record quotas: a size limit per record and a storage quota per tenant, on every write path."""
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.db.migrations.loader import MigrationLoader
+from django.utils import timezone
 
 from apps_runtime.dispatch import load_app
-from apps_runtime.models import Record
-from apps_runtime.records import (
-    RecordLimitExceeded,
-    RecordsScope,
-    create_record,
-    delete_record,
-    record_size,
-    update_record,
-)
+from apps_runtime.models import Record, RecordUsage
+from apps_runtime.record_quota import RECOUNT_AFTER, RecordLimitExceeded, record_size
+from apps_runtime.records import RecordsScope, create_record, delete_record, update_record
 from tenants.callers import caller_for
 from tenants.scoping import access_user
 from tests.support.apps import HANDLERS, WRITE, cases_manifest
@@ -129,3 +125,63 @@ def test_each_record_stores_its_size_and_the_migration_backfills_old_rows(writer
     migration.record_sizes(state.apps, None)
     row.refresh_from_db()
     assert row.size_bytes == record_size(data)
+
+
+def _usage(tenant) -> int:
+    return RecordUsage.objects.for_tenant(tenant).get().bytes
+
+
+def test_the_usage_counter_follows_creates_updates_and_deletes(app, writer):
+    first = create_record(writer, "cases", _record_of(100))
+    second = create_record(writer, "cases", _record_of(300))
+    update_record(writer, "cases", first["id"], {"client_name": "Ada"})
+    delete_record(writer, "cases", second["id"])
+    create_record(writer, "cases", _record_of(50))
+    total = sum(Record.objects.for_tenant(app).values_list("size_bytes", flat=True))
+    assert _usage(app) == total == record_size({"client_name": "Ada"}) + 50
+
+
+def test_records_deleted_outside_the_records_api_free_quota_at_the_next_recount(app, writer, settings):
+    settings.RECORDS_TENANT_QUOTA_BYTES = 300
+    for _ in range(3):
+        create_record(writer, "cases", _record_of(100))
+    Record.objects.for_tenant(app).delete()  # as the admin, or an app deleted in cascade, would
+    with pytest.raises(RecordLimitExceeded, match="300 bytes used"):
+        create_record(writer, "cases", _record_of(100))  # counted a moment ago: not recounted yet
+    RecordUsage.objects.for_tenant(app).update(counted_at=timezone.now() - RECOUNT_AFTER)
+    create_record(writer, "cases", _record_of(100))
+    assert _usage(app) == 100
+
+
+def test_the_migration_counts_the_usage_of_tenants_with_records(app, writer):
+    create_record(writer, "cases", _record_of(100))
+    create_record(writer, "cases", _record_of(120))
+    RecordUsage.objects.for_tenant(app).delete()
+    migration = importlib.import_module("apps_runtime.migrations.0005_record_usage")
+    state = MigrationLoader(connection).project_state(("apps_runtime", "0005_record_usage"))
+    migration.count_usage(state.apps, None)
+    assert _usage(app) == 220
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writers need PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_never_take_a_tenant_past_its_quota(acme, deploy, settings):
+    deploy(acme)
+    loaded = load_app(acme, "cases")
+    writer = RecordsScope(acme.pk, loaded.app.pk, loaded.compiled, caller_for(acme, access_user("writer")))
+    create_record(writer, "cases", _record_of(100))  # the tenant's usage row exists
+    settings.RECORDS_TENANT_QUOTA_BYTES = 1000
+
+    def write(_):
+        try:
+            create_record(writer, "cases", _record_of(100))
+            return True
+        except RecordLimitExceeded:
+            return False
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        outcomes = list(pool.map(write, range(24)))
+    assert outcomes.count(True) == 9
+    assert _usage(acme) == 1000 == sum(Record.objects.for_tenant(acme).values_list("size_bytes", flat=True))
