@@ -14,7 +14,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $@
 
-install: $(VENV)/.installed
+# A development checkout's defaults, read by the settings (a variable in the environment wins), so
+# `manage.py ...` and `pytest` work without make. Written once, never over your edits.
+.env:
+	printf '# Development defaults (written by make install; the environment wins).\nDEBUG=true\n' > $@
+
+install: $(VENV)/.installed .env
 
 # bubblewrap, for the sandbox's strongest tier; the isolation tests require it (apt, as root or sudo).
 system-deps:

@@ -7,8 +7,13 @@ from pathlib import Path
 import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# A development checkout keeps its defaults in .env (`make install` writes DEBUG=true there), so
+# `manage.py ...` works without `make`. A variable set in the environment always wins, and a host
+# without that file (production) still refuses to start without a real SECRET_KEY.
+load_dotenv(BASE_DIR / ".env", override=False)
 VAR_DIR = Path(os.environ.get("PLATFORM_VAR_DIR", BASE_DIR / "var"))
 # var/ holds the SQLite database and the dev secret: owner-only, so handlers dropped to another uid
 # cannot read them even at the weakest isolation tier.
@@ -50,7 +55,10 @@ def _secret_key(debug: bool) -> str:
     if key:
         return key
     if not debug:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (on a development checkout, run `make install`, "
+            "which writes DEBUG=true into .env)"
+        )
     # A development key generated once, so sessions survive restarts of the demo.
     key_file = VAR_DIR / "dev-secret-key"
     if not key_file.exists():
