@@ -4,4 +4,5 @@ from mcp_gateway.api import views
 
 urlpatterns = [
     path("tenants/<str:slug>/audit", views.ToolCallAuditView.as_view(), name="tenant-audit"),
+    path("tenants/<str:slug>/tools/preview", views.ToolPreviewView.as_view(), name="tool-preview"),
 ]

@@ -1,14 +1,17 @@
-"""Audit API: a tenant's MCP tool calls, newest first, for tenant admins."""
+"""Gateway API for tenant admins: the audit of MCP tool calls, and a preview of any caller's tools/list."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from mcp_gateway import preview
 from mcp_gateway.models import ToolCallAudit
 from tenants.api.views import TenantAPIView
+from tenants.callers import Caller
 
 MAX_ROWS = 500
 
@@ -37,3 +40,47 @@ class ToolCallAuditView(TenantAPIView):
     def get(self, request: Request, slug: str) -> Response:
         rows = ToolCallAudit.objects.for_tenant(self.tenant).select_related("user").order_by("-created_at")
         return Response(ToolCallAuditSerializer(rows[:MAX_ROWS], many=True).data)
+
+
+class ToolPreviewView(TenantAPIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("roles", str, description="comma-separated roles of a hypothetical member"),
+            OpenApiParameter("member", str, description="the username of a member"),
+            OpenApiParameter("read_only", bool, description="as a read-only token would (default false)"),
+        ],
+        responses=inline_serializer(
+            "ToolPreview",
+            {
+                "tools": serializers.ListField(child=serializers.DictField()),
+                "count": serializers.IntegerField(),
+                "estimated_tokens": serializers.IntegerField(),
+            },
+        ),
+        description=(
+            "The exact tools/list (every page, in wire form) a caller would get: a member with "
+            "`roles`, or the member `member`. `estimated_tokens` is "
+            f"{preview.ESTIMATE_RULE}."
+        ),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        listing = preview.tools_list(self.tenant, self._caller(request.query_params))
+        return Response(listing.as_json())
+
+    def _caller(self, params) -> Caller:
+        """The caller the query names (exactly one of ``roles`` and ``member``).
+
+        Raises:
+            ValidationError: neither or both given, or a bad read_only value.
+            InvalidValue: a bad role name (400). NotAMember: no such member (404).
+        """
+        if ("roles" in params) == ("member" in params):
+            raise ValidationError({"detail": ["give exactly one of roles=a,b and member=<username>"]})
+        read_only = params.get("read_only", "false").lower()
+        if read_only not in ("true", "false"):
+            raise ValidationError({"read_only": ["true or false"]})
+        read_only = read_only == "true"
+        if "member" in params:
+            return preview.member_caller(self.tenant, params["member"], read_only=read_only)
+        roles = [role for role in params["roles"].split(",") if role]
+        return preview.role_caller(self.tenant, roles, read_only=read_only)
