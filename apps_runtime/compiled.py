@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jsonschema import Draft202012Validator
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-
 from apps_runtime.auth_expr import AuthExpr, parse_auth
+from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.manifest import defaults
 from apps_runtime.models import AppVersion
 from apps_runtime.routes import RouteTable
@@ -19,7 +16,7 @@ class Collection:
     name: str
     read: AuthExpr
     write: AuthExpr
-    validator: Validator
+    validator: SchemaValidator
 
 
 @dataclass(frozen=True)
@@ -32,11 +29,6 @@ class CompiledVersion:
     collections: dict[str, Collection]
 
 
-def _validator_for(schema: dict) -> Validator:
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
-
-
 def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVersion:
     """Compile a manifest that the deploy validator accepted."""
     collections = {}
@@ -45,7 +37,7 @@ def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVe
             name=name,
             read=parse_auth(defaults.collection_read(spec)),
             write=parse_auth(defaults.collection_write(spec)),
-            validator=_validator_for(spec.get("schema") or {"type": "object"}),
+            validator=compile_schema(spec.get("schema") or {"type": "object"}),
         )
     return CompiledVersion(
         version_id=version_id,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema.protocols import Validator
+from apps_runtime.json_schemas import SchemaValidator
 
 
 def _path(parts: Any) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def argument_problems(validator: Validator, arguments: Any) -> list[str]:
+def argument_problems(validator: SchemaValidator, arguments: Any) -> list[str]:
     """``<JSON pointer>: <message>`` for each way ``arguments`` break the schema, in a stable order."""
     errors = sorted(
         validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), e.message)

@@ -13,13 +13,11 @@ import threading
 from dataclasses import dataclass, field
 
 import mcp.types as types
-from jsonschema import Draft202012Validator
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 
 from apps_runtime.auth_expr import AuthExpr, parse_auth
 from apps_runtime.deploy import builtin_wire_names
 from apps_runtime.dispatch import may_use_route
+from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from mcp_gateway.builtin_specs import BUILTIN_SPECS
 from tenants.callers import Caller
@@ -40,11 +38,11 @@ class CatalogEntry:
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
     @functools.cached_property
-    def validator(self) -> Validator:
+    def validator(self) -> SchemaValidator:
         return compile_schema(self.tool.input_schema)
 
     @functools.cached_property
-    def output_validator(self) -> Validator | None:
+    def output_validator(self) -> SchemaValidator | None:
         return compile_schema(self.tool.output_schema) if self.tool.output_schema else None
 
     def visible_to(self, caller: Caller) -> bool:
@@ -80,11 +78,6 @@ class TenantCatalog:
                 self._views.clear()
             self._views[key] = found
         return found
-
-
-def compile_schema(schema: dict) -> Validator:
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def _annotations(raw: dict) -> types.ToolAnnotations | None:

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import mcp.types as types
-from jsonschema.protocols import Validator
 
 from apps_runtime.dispatch import RouteResult
+from apps_runtime.json_schemas import SchemaValidator
 from mcp_gateway.arguments import argument_problems
 
 
@@ -24,7 +24,7 @@ def invalid_arguments_result(problems: list[str]) -> types.CallToolResult:
     return error_result("Invalid arguments:\n" + "\n".join(problems))
 
 
-def json_result(value: Any, output_validator: Validator | None = None) -> types.CallToolResult:
+def json_result(value: Any, output_validator: SchemaValidator | None = None) -> types.CallToolResult:
     """Handler JSON as structuredContent (non-objects wrapped as {"result": ...}) and as one text block."""
     structured = value if isinstance(value, dict) else {"result": value}
     if output_validator is not None:
@@ -43,7 +43,9 @@ def _handler_message(body: Any, status: int) -> str:
     return f"The tool failed with status {status}."
 
 
-def route_result(result: RouteResult, output_validator: Validator | None = None) -> types.CallToolResult:
+def route_result(
+    result: RouteResult, output_validator: SchemaValidator | None = None
+) -> types.CallToolResult:
     """Map a route's result: failures carry the error id, 4xx/5xx the handler's message."""
     if result.failed:
         return error_result(f"Tool failed (error id {result.error_id}).")

@@ -4,15 +4,15 @@ import difflib
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from apps_runtime.json_schemas import compile_schema
 from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.problems import Problem, child, describe, pointer, shorten
 
 NAME_HINT = "use lowercase letters, digits and underscores, starting with a letter, at most 40 characters"
 _AUTH_HINT = "use public, user, internal or role:a,b"
-_VALIDATOR = Draft202012Validator(s.MANIFEST_SCHEMA)
+_VALIDATOR = compile_schema(s.MANIFEST_SCHEMA)
 _MISSING_HINTS = {
     "name": 'the app name, e.g. "case_portal"',
     "routes": 'an object of "METHOD /path" keys (it may be empty: {})',
