@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "mcp_gateway",
     "oauth2_provider",
     "oauth",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -116,20 +117,37 @@ TEMPLATES = [
     },
 ]
 
+# Connections are kept open (DB_CONN_MAX_AGE seconds, 0 closes them after each request) and checked
+# before reuse: opening one per request cost more than the query it served on the gateway's threads.
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'platform.sqlite3'}",
-        conn_max_age=_env_int("DB_CONN_MAX_AGE", 0),
+        conn_max_age=_env_int("DB_CONN_MAX_AGE", 600),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the server read while a management command deploys.
-    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL;"
+    # WAL lets the server read while a management command deploys. synchronous=NORMAL: in WAL mode a
+    # commit survives a crash of the process (only a power cut may lose the last ones) without an
+    # fsync per commit.
+    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = (
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
     DATABASES["default"]["OPTIONS"]["timeout"] = 20
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+# Django's hashers (people's passwords use the first), and one for OAuth client secrets: random and
+# server-generated, they need no slow hashing (oauth/hashers.py).
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.BCryptSHA256PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+    "oauth.hashers.ClientSecretHasher",
 ]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -261,6 +279,10 @@ MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
 MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
 MCP_SESSION_IDLE_SECONDS = float(os.environ.get("MCP_SESSION_IDLE_SECONDS") or 600.0)
 
+# MCP hot path: a call is answered only once its audit row is committed; one writer thread commits
+# the rows of concurrent calls together (false: each call commits its own row).
+MCP_AUDIT_GROUP_COMMIT = _env_bool("MCP_AUDIT_GROUP_COMMIT", True)
+
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
 # django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration
 # and client ID metadata documents, tokens and codes hashed at rest, refresh tokens rotated (a
@@ -304,5 +326,6 @@ OAUTH2_PROVIDER = {
     "CIMD_METADATA_FETCHER": "oauth.cimd.PlatformMetadataFetcher",
     "CIMD_FETCH_TIMEOUT_SECONDS": 3,
     "CIMD_MAX_DOCUMENT_SIZE": 8 * 1024,
+    "CLIENT_SECRET_HASHER": "pbkdf2_sha256_secret",
 }
 

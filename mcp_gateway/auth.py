@@ -10,6 +10,8 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from mcp_gateway.exceptions import GatewayRefused
+from oauth.access import caller_for_access_token
+from oauth.tokens import is_access_token
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for_token
 from tenants.exceptions import InvalidToken
@@ -43,8 +45,11 @@ def endpoint_tenant(slug: str) -> Tenant:
     return tenant
 
 
-def authenticate(slug: str, authorization: str) -> GatewayRequest:
+def authenticate(slug: str, authorization: str, resource: str | None = None) -> GatewayRequest:
     """Resolve the tenant and the caller of one MCP HTTP request.
+
+    The bearer is a static API token, or an OAuth access token (``lcpo_``) that is good only at
+    ``resource``, this endpoint's URL (RFC 8707: the audience it was issued for).
 
     Raises:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint; 401 for a missing,
@@ -55,7 +60,12 @@ def authenticate(slug: str, authorization: str) -> GatewayRequest:
     if raw is None:
         raise GatewayRefused(401, "Authorization: Bearer <token> is required.")
     try:
-        caller = caller_for_token(tenant, raw)
+        if is_access_token(raw):
+            if resource is None:
+                raise InvalidToken("no audience to check")
+            caller = caller_for_access_token(tenant, raw, resource)
+        else:
+            caller = caller_for_token(tenant, raw)
     except InvalidToken as err:
         raise GatewayRefused(401, "The token is invalid, expired, revoked or for another tenant.") from err
     return GatewayRequest(tenant=tenant, caller=caller)

@@ -37,6 +37,9 @@ from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.notifications import Notifier
 from mcp_gateway.server import build_server
 from mcp_gateway.sessions import Reservation, SessionLedger, TooManySessions, session_limits
+from oauth.access import MCP_SCOPE
+from oauth.exceptions import OriginNotConfigured
+from oauth.origin import public_origin
 from tenants.error_ids import new_error_id
 
 logger = logging.getLogger("mcp_gateway.http")
@@ -132,7 +135,8 @@ class Gateway:
             return
         slug = MCP_PATH.match(scope["path"])["slug"]
         try:
-            gw = await in_thread(authenticate, slug, _header(scope, b"authorization") or "")
+            resource = f"{public_base_url(scope)}/t/{slug}/mcp"  # an OAuth token's audience must be this
+            gw = await in_thread(authenticate, slug, _header(scope, b"authorization") or "", resource)
         except GatewayRefused as refused:
             await self._refuse(scope, send, slug, refused)
             return
@@ -235,21 +239,36 @@ class Gateway:
             await _send_json(send, refused.status, {"error": refused.message})
             return
         base = public_base_url(scope)
+        metadata = {
+            "resource": f"{base}/t/{slug}/mcp",
+            "bearer_methods_supported": ["header"],
+            "resource_name": f"MCP endpoint of tenant {slug}",
+            "resource_documentation": f"{base}/api/schema/",
+        }
+        issuer = _issuer(scope)
+        if issuer is not None:  # the platform's own authorization server (oauth/)
+            metadata |= {"authorization_servers": [issuer], "scopes_supported": [MCP_SCOPE]}
         await _send_json(
             send,
             200,
-            {
-                "resource": f"{base}/t/{slug}/mcp",
-                "bearer_methods_supported": ["header"],
-                "resource_name": f"MCP endpoint of tenant {slug}",
-                "resource_documentation": f"{base}/api/schema/",
-            },
+            metadata,
             [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
         )
 
 
+def _issuer(scope: Scope) -> str | None:
+    """The OAuth issuer, or None where OAuth is unavailable (no PUBLIC_BASE_URL outside DEBUG)."""
+    try:
+        return public_origin(scope.get("scheme", "http"), _header(scope, b"host") or "localhost")
+    except OriginNotConfigured:
+        return None
+
+
 def _principal(gw: GatewayRequest) -> str:
-    """Who opened a session: the token (the SDK binds the session to it, the caps count by it)."""
+    """Who opened a session: the token, or the OAuth connection, whose refreshed access tokens
+    keep it (the SDK binds the session to it, the caps count by it)."""
+    if gw.caller.oauth_grant_id is not None:
+        return f"oauth:{gw.caller.oauth_grant_id}"
     return f"token:{gw.caller.token_id}"
 
 
