@@ -3,7 +3,7 @@
 It covers the structural shape. The deploy validator (``validator.py``) runs it first and then the
 checks a schema cannot express: handler files that exist, duplicate roles, route conflicts, tool
 routes and path parameters, metaschema validity of embedded schemas, cron fields, wire names.
-``MANIFEST_SCHEMA`` is plain JSON data; patterns are valid both in ECMA-262 (editors) and Python.
+``MANIFEST_SCHEMA`` is plain JSON data; patterns are valid in ECMA-262 (editors), Python and RE2.
 """
 
 from typing import Any
@@ -23,6 +23,8 @@ TOOL_ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "o
 TIMEOUT_MS_MIN = 100
 TIMEOUT_MS_MAX = 30_000
 TOOL_DESCRIPTION_MAX = 2000
+# Patterns in embedded schemas run on RE2; a legitimate one is short, and the cap bounds compile cost.
+SCHEMA_PATTERN_MAX = 1000
 
 _ROLE = ROLE_NAME_PATTERN.strip("^$")
 _SEGMENT = r"(?:[A-Za-z0-9._~-]+|\{[a-z_][a-z0-9_]*\})"
@@ -34,7 +36,8 @@ _OBJECT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": (
         "A JSON Schema (draft 2020-12 unless its own $schema says otherwise) whose root is "
-        '{"type": "object"}.'
+        '{"type": "object"}. It must be self-contained: every $ref is local ("#/$defs/..."), and '
+        "nothing is fetched. Patterns use RE2 syntax (no lookaround or backreferences)."
     ),
     "required": ["type"],
     "properties": {"type": {"const": "object", "description": "The root must describe a JSON object."}},

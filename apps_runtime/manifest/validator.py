@@ -15,14 +15,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.validators import validator_for
-
 from apps_runtime.auth_expr import AuthExpr, InvalidAuthExpression, parse_auth
 from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.compatibility import compatibility_warnings, iter_tools
 from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
-from apps_runtime.manifest.problems import DeployRejected, Problem, child, describe, ordered, pointer, shorten
+from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
+from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
 from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
 
@@ -32,7 +30,6 @@ _TOOL_NAME = re.compile(s.TOOL_NAME_PATTERN)
 _PARAM_NAME = re.compile(s.PARAM_NAME_PATTERN)
 _LITERAL_SEGMENT = re.compile(s.LITERAL_SEGMENT_PATTERN)
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -213,31 +210,8 @@ class _Checker:
             self.add(ptr, f"handler file {handler!r} is not in the bundle: add it or fix the path")
 
     def check_embedded_schema(self, value: dict, ptr: str, what: str) -> None:
-        """Object root, then validity against the schema's own metaschema."""
-        root_type = value.get("type", _ABSENT)
-        root_type_ok = root_type == "object"
-        if not root_type_ok:
-            found = "missing" if root_type is _ABSENT else describe(root_type)
-            self.add(child(ptr, "type"), f'the root of {what} must be {{"type": "object"}}, not {found}')
-        declared = value.get("$schema")
-        if declared is not None:
-            cls = validator_for(value, default=None) if isinstance(declared, str) else None
-            if cls is None:
-                self.add(
-                    child(ptr, "$schema"),
-                    f"unknown $schema {describe(declared)}: omit it (draft 2020-12 is assumed) or name a "
-                    "published JSON Schema draft",
-                )
-                return
-        else:
-            cls = Draft202012Validator
-        meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
-        for error in meta.iter_errors(value):
-            if list(error.path) == ["type"] and not root_type_ok:
-                continue
-            self.add(
-                child(ptr, *error.path), f"{what} is not a valid JSON Schema here: {shorten(error.message)}"
-            )
+        """Object root, its metaschema, local references only, patterns RE2 can run."""
+        self.problems += embedded_schema_problems(value, ptr, what)
 
     def check_tools(self) -> None:
         names: dict[str, int] = {}

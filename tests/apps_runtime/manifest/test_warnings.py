@@ -14,7 +14,7 @@ def warnings_of(edits):
 
 WARNED = {
     "$ref in a property": (
-        [(f"{INPUT}/properties/query", {"$ref": "#/$defs/q"})],
+        [(f"{INPUT}/properties/query", {"$ref": "#/properties/limit"}), (f"{INPUT}/properties/limit", {})],
         [f"{INPUT}/properties/query/$ref"],
     ),
     "$defs at the root": ([(f"{INPUT}/$defs", {"q": {"type": "string"}})], [f"{INPUT}/$defs"]),
