@@ -6,6 +6,7 @@ refused, so a typo can never silently leave a switch in its default state.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from tenants.exceptions import InvalidValue, UnknownSetting
@@ -42,7 +43,9 @@ def setting_spec(key: str) -> SettingSpec:
 
 
 def clean_setting_value(key: str, value: object) -> bool:
-    """The value to store for ``key``; accepts booleans and the strings true/false.
+    """The value to store for ``key``: the one rule for every edge, a JSON boolean and nothing else.
+
+    ``"yes"``, ``"on"``, ``0`` and the like are refused, so the API, the admin and the command agree.
 
     Raises:
         UnknownSetting: the key is not a tenant setting.
@@ -51,9 +54,23 @@ def clean_setting_value(key: str, value: object) -> bool:
     setting_spec(key)
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
     raise InvalidValue(key, value, "use true or false")
+
+
+def parse_setting_text(key: str, text: str) -> bool:
+    """A value typed on a command line: the JSON literal ``true`` or ``false``, then ``clean_setting_value``.
+
+    Raises:
+        UnknownSetting: the key is not a tenant setting.
+        InvalidValue: the text is not ``true`` or ``false``.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = text
+    if not isinstance(value, bool):
+        value = text  # name the text as typed, not what JSON made of it
+    return clean_setting_value(key, value)
 
 
 def effective_settings(stored: dict) -> dict[str, bool]:

@@ -3,8 +3,9 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from tenants.actions import MAX_ROLES
+from tenants.exceptions import InvalidValue
 from tenants.models import ApiToken, Membership
-from tenants.tenant_settings import SETTINGS
+from tenants.tenant_settings import SETTINGS, clean_setting_value
 from tenants.tokens import TOKEN_MAX_DAYS
 
 # Fields a caller may think they can write but never can here, with the reason they are told.
@@ -84,13 +85,23 @@ class ApiTokenCreateSerializer(StrictSerializer):
     )
 
 
+class SettingField(serializers.BooleanField):
+    """A tenant setting's value through the one rule, ``clean_setting_value``: JSON true or false only.
+
+    DRF's own BooleanField also takes "yes", "on", 0 and the like, which the command refuses.
+    """
+
+    def to_internal_value(self, data: object) -> bool:
+        try:
+            return clean_setting_value(self.field_name, data)
+        except InvalidValue as err:
+            raise serializers.ValidationError(f"{err.rule} (a JSON boolean)", code="invalid") from err
+
+
 class SettingsSerializer(StrictSerializer):
     """The tenant settings; PATCH any subset. Unknown keys are refused."""
 
     unknown_message = "unknown setting"
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        return {
-            key: serializers.BooleanField(required=False, help_text=spec.help)
-            for key, spec in SETTINGS.items()
-        }
+        return {key: SettingField(required=False, help_text=spec.help) for key, spec in SETTINGS.items()}

@@ -69,6 +69,16 @@ def test_admin_reads_and_patches_settings(api_client, acme, make_token):
     assert response.json() == {"customAppsMcpTools": True, "mcpServer": False}
 
 
+@pytest.mark.parametrize("value", ["no", "on", "yes", "true", "false", 0, 1])
+def test_settings_take_only_json_booleans_as_the_command_does(api_client, acme, make_token, value):
+    bearer(api_client, make_token, acme, "admin")
+    response = api_client.patch(SETTINGS_URL, {"customAppsMcpTools": True, "mcpServer": value}, format="json")
+    assert response.status_code == 400
+    assert "use true or false" in str(response.json())
+    acme.refresh_from_db()
+    assert acme.settings == {}
+
+
 def test_patching_an_unknown_setting_is_refused_and_changes_nothing(api_client, acme, make_token):
     bearer(api_client, make_token, acme, "admin")
     response = api_client.patch(SETTINGS_URL, {"mcpServer": False, "bogus": True}, format="json")

@@ -128,7 +128,14 @@ def test_tenant_setting_lists_reads_and_sets(make_tenant):
 
 @pytest.mark.parametrize(
     ("args", "culprit"),
-    [(["nope"], "nope"), (["acme", "bogus"], "bogus"), (["acme", "mcpServer", "maybe"], "maybe")],
+    [
+        (["nope"], "nope"),
+        (["acme", "bogus"], "bogus"),
+        (["acme", "mcpServer", "maybe"], "maybe"),
+        (["acme", "mcpServer", "yes"], "'yes'"),
+        (["acme", "mcpServer", "0"], "'0'"),
+        (["acme", "mcpServer", '"true"'], "'\"true\"'"),
+    ],
 )
 def test_tenant_setting_refuses_bad_input(make_tenant, args, culprit):
     tenant = make_tenant("acme")

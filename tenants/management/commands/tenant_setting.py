@@ -5,7 +5,7 @@ from django.core.management.base import CommandParser
 from tenants.actions import set_tenant_setting
 from tenants.management.base import TenantCommand
 from tenants.models import Tenant
-from tenants.tenant_settings import clean_setting_value, setting_spec
+from tenants.tenant_settings import parse_setting_text, setting_spec
 
 
 class Command(TenantCommand):
@@ -24,5 +24,5 @@ class Command(TenantCommand):
             return
         setting_spec(key)
         if value is not None:
-            set_tenant_setting(tenant, key, clean_setting_value(key, value), acting_user=None)
+            set_tenant_setting(tenant, key, parse_setting_text(key, value), acting_user=None)
         self.stdout.write(f"{key} {str(tenant.setting(key)).lower()}")
