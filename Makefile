@@ -25,8 +25,11 @@ install: $(VENV)/.installed .env
 system-deps:
 	bash .ci/install-system-deps
 
+# The sandbox probe prints the isolation tier the demo gets (the strongest this host supports; nothing
+# forces one) and a loud warning at tier 3.
 demo: install
 	$(PY) manage.py migrate --noinput
+	$(PY) -m apps_runtime.sandbox --bundle-root $${PLATFORM_VAR_DIR:-var}/bundles
 	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT)
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 

@@ -3,14 +3,25 @@
     python -m apps_runtime.sandbox [--bundle-root DIR] [--min-tier N] [--tier N] [--python PATH]
 
 Probes the tiers the way the platform does at start-up, prints the tier it would run at and why each
-stronger tier is unavailable, and exits with status 1 if nothing at least as strong as --min-tier works.
+stronger tier is unavailable (with a loud warning at tier 3), how calls are bounded, and exits with status 1
+if nothing at least as strong as --min-tier works.
 Run it as the user the platform runs as (root, or the service user), with the same bundle root.
 """
 
 import argparse
+import logging
 import sys
 
 from . import Sandbox, SandboxUnavailable
+from .tiers import RLIMITS
+
+TIER_3_BANNER = """
+************************************************************************************************
+  WARNING: handlers would run at tier 3 (rlimits), the weakest isolation tier.
+  A handler could read world-readable files, connect to TCP services on this host (databases,
+  caches, this platform) and write outside its scratch dir. Install bubblewrap (tier 1) or use a
+  kernel with Landlock (tier 2); set SANDBOX_MIN_TIER=2 to refuse to start below them.
+************************************************************************************************"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter the zygote runs")
     args = parser.parse_args(argv)
 
+    # What the probe logs, this command prints (no logging configured here: keep Python's last resort quiet).
+    logging.getLogger("apps_runtime.sandbox").addHandler(logging.NullHandler())
     box = Sandbox(bundle_root=args.bundle_root, min_tier=args.min_tier, tier=args.tier, python=args.python)
     try:
         try:
@@ -32,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tier {level} ({box.tier})")
         for label, reason in box.tier_report.items():
             print(f"  {label}: {reason}")
+        scratch = box.scratch_bytes_per_call
+        print(f"  scratch space per call: {f'{scratch >> 20} MiB' if scratch else 'bounded per file only'}")
+        if level == RLIMITS:
+            print(TIER_3_BANNER, file=sys.stderr)
         return 0
     finally:
         box.close()

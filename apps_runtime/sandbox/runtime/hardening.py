@@ -201,8 +201,7 @@ def _set_rlimits(limits: dict, max_tasks: int | None) -> None:
     _limit(resource.RLIMIT_AS, limits["memory_mb"] * _MIB)
     if max_tasks is not None:
         # Counts every task (thread or process) of the uid, and is not enforced for uid 0: meaningful only
-        # with the drop to the call's own uid that follows (which must come after it, so that at 0 the
-        # kernel also refuses exec: PF_NPROC_EXCEEDED).
+        # with the drop to the call's own uid that follows.
         _limit(resource.RLIMIT_NPROC, max_tasks)
     # RLIMIT_NOFILE comes last, in harden(): the child still holds every fd of the zygote (two per call in
     # flight), so the fds it opens meanwhile may be numbered above the limit.
@@ -238,13 +237,15 @@ def harden(
     bundle_fd = scratch_fd = None
     if bundle_dir is not None and (conf.fd_paths or conf.ruleset is not None):
         bundle_fd = os.open(bundle_dir, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    # Entered while privileged where we can (tiers 2-3: the scratch root may lie below owner-only dirs);
-    # tier 1's zygote, a root without CAP_DAC_*, enters the call's 0700 dir only as its owner, below
-    # mount points every uid can traverse.
-    entered = scratch_dir is None or _try_chdir(scratch_dir)
+    # Entered while privileged (tiers 2-3: the scratch root may lie below owner-only dirs), except at tier
+    # 1, whose zygote, a root without CAP_DAC_*, may enter the call's 0700 dir only as its owner (below
+    # mount points every uid can traverse).
+    enter_first = conf.tier != NAMESPACES or uid is None
+    if scratch_dir is not None and enter_first:
+        os.chdir(scratch_dir)
     if uid is not None:
-        _drop_to(conf, *uid, refuse_exec=conf.tier == RLIMITS)
-    if not entered:
+        _drop_to(conf, *uid)
+    if scratch_dir is not None and not enter_first:
         os.chdir(scratch_dir)
     if scratch_dir is not None and conf.ruleset is not None:
         scratch_fd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -272,32 +273,10 @@ def harden(
     return path, keep
 
 
-def _try_chdir(path: str) -> bool:
-    try:
-        os.chdir(path)
-    except PermissionError:
-        return False
-    return True
-
-
-def _drop_to(conf: Confinement, uid: int, gid: int, refuse_exec: bool) -> None:
+def _drop_to(conf: Confinement, uid: int, gid: int) -> None:
     os.setgroups([])
     os.setresgid(gid, gid, gid)
-    if refuse_exec:
-        # RLIMIT_NPROC=0 refuses exec (not only fork) to a process that became its uid while that uid
-        # already had another task (the kernel's PF_NPROC_EXCEEDED). A call's uid has no other task, so a
-        # helper thread is one for the moment of the switch (glibc switches every thread, it first).
-        release = threading.Lock()
-        release.acquire()
-        helper = threading.Thread(target=release.acquire)
-        helper.start()
-        try:
-            os.setresuid(uid, uid, uid)
-        finally:
-            release.release()
-            helper.join()
-    else:
-        os.setresuid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
     # A change of credentials clears the parent-death signal: arm it again.
     parent = os.getppid()
     conf.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
@@ -339,13 +318,12 @@ def _probe(conf: Confinement, uid: list[int] | None) -> list[str]:
         os.waitpid(pid, 0)
         if fork_must_fail:
             problems.append("fork is not blocked")
-    if fork_must_fail:
-        try:  # refused before the path is even looked up (seccomp, or RLIMIT_NPROC's exec check)
+    if conf.tier <= LANDLOCK_SECCOMP:
+        try:  # refused before the path is even looked up
             os.execv("/nonexistent-sandbox-probe", ["probe"])
         except OSError as exc:
-            if exc.errno != fork_blocked_by:
-                problems.append(f"exec failed with {errno.errorcode.get(exc.errno)}, "
-                                f"expected {errno.errorcode[fork_blocked_by]}")
+            if exc.errno != errno.EPERM:
+                problems.append(f"exec failed with {errno.errorcode.get(exc.errno)}, expected EPERM")
     if conf.tier <= LANDLOCK_SECCOMP:
         try:
             socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()

@@ -2,10 +2,15 @@
 
 import logging
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from django.apps import apps as django_apps
+from django.conf import settings
 
-from apps_runtime.sandbox import HandlerFailed, Invocation, Sandbox, SandboxUnavailable
+from apps_runtime.sandbox import HandlerFailed, Invocation, Sandbox, SandboxUnavailable, get_sandbox
 from apps_runtime.sandbox.supervisor import DEFAULT_UID_RANGE
 from apps_runtime.sandbox.tiers import parse_tier
 
@@ -13,6 +18,7 @@ from .bundles import refuse_data_calls, write_bundle
 from .conftest import TIERS
 
 AS_ROOT = os.geteuid() == 0
+ROOT = Path(__file__).resolve().parents[3]
 ECHO = "def handle(request):\n    return {'echo': request.body}\n"
 
 
@@ -258,3 +264,34 @@ def test_timeouts_are_enforced_inside_the_sandbox_at_every_tier(run_at, tier):
         run_at(tier, "import time\n\ndef handle(request):\n    time.sleep(30)\n", timeout_ms=200)
 
     assert failed.value.kind == "handler_timeout"
+
+
+# -- what an operator is told -----------------------------------------------------------------------------
+
+
+def test_running_at_tier_3_is_logged_as_a_loud_warning(make_sandbox, caplog):
+    with caplog.at_level(logging.INFO, logger="apps_runtime.sandbox"):
+        make_sandbox(tier=3).start()
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("tier 3 (rlimits)" in m and "HANDLERS ARE WEAKLY CONFINED" in m for m in warnings)
+
+
+@pytest.mark.parametrize(("tier", "loud"), [(None, False), ("3", True)])
+def test_the_probe_command_prints_the_tier_and_warns_loudly_at_tier_3(bundles_root, tier, loud):
+    argv = [sys.executable, "-m", "apps_runtime.sandbox", "--bundle-root", str(bundles_root)]
+    probe = subprocess.run(argv + (["--tier", tier] if tier else []), cwd=ROOT, capture_output=True,
+                           text=True, timeout=60, env={"PATH": os.environ["PATH"]})
+
+    assert probe.returncode == 0
+    assert probe.stdout.splitlines()[0] == ("tier 3 (rlimits)" if loud else "tier 1 (namespaces)")
+    assert "scratch space per call: 64 MiB" in probe.stdout
+    assert ("WARNING: handlers would run at tier 3" in probe.stderr) is loud
+
+
+def test_the_platform_probes_for_the_strongest_tier_whatever_minimum_it_allows():
+    # make demo runs with DEBUG=true, whose SANDBOX_MIN_TIER allows tier 3; nothing may force it.
+    assert settings.SANDBOX_TIER is None
+    django_apps.get_app_config("apps_runtime").ready()  # the sandbox as the server configures it
+
+    assert get_sandbox().tier == "namespaces"
