@@ -28,6 +28,7 @@ urlpatterns = [
             )
         ),
     ),
+    path("console/", include("console.urls")),
     path("", include("oauth.urls")),
     path("", include("apps_runtime.urls")),
 ]

@@ -1,0 +1,124 @@
+"""Console forms: they parse and bound what a person types; the rules stay in the actions.
+
+A value an action refuses (a bad role name, a non-member) comes back as that action's message on
+the form (see ``add_action_error``), so the console and the API give the same answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+
+from apps_runtime.models import JobRun
+from mcp_gateway.models import ToolCallAudit
+from tenants.exceptions import TenantError
+from tenants.models import ApiToken, Membership
+from tenants.tenant_settings import SETTINGS
+from tenants.tokens import TOKEN_MAX_DAYS
+
+BOOLEAN_CHOICES = [("true", "on"), ("false", "off")]
+
+
+def split_roles(text: str) -> list[str]:
+    """Role names typed as a comma- or space-separated list."""
+    return [role for role in re.split(r"[\s,]+", text or "") if role]
+
+
+def add_action_error(form: forms.Form, err: TenantError) -> None:
+    """Show an action's refusal on the form, on the field it names when the form has that field."""
+    field = getattr(err, "field", None)
+    form.add_error(field if field in form.fields else None, str(err))
+
+
+class SettingForm(forms.Form):
+    key = forms.ChoiceField(choices=[(key, key) for key in SETTINGS])
+    value = forms.TypedChoiceField(choices=BOOLEAN_CHOICES, coerce=lambda v: v == "true")
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    roles = forms.CharField(
+        required=False, max_length=4000, help_text="Comma-separated, e.g. case_reader,case_writer"
+    )
+    admin = forms.BooleanField(required=False, label="Tenant admin")
+
+    def role_list(self) -> list[str]:
+        return split_roles(self.cleaned_data["roles"])
+
+
+class MemberUpdateForm(forms.Form):
+    roles = forms.CharField(required=False, max_length=4000)
+    admin = forms.BooleanField(required=False, label="Tenant admin")
+
+    def role_list(self) -> list[str]:
+        return split_roles(self.cleaned_data["roles"])
+
+
+class TokenIssueForm(forms.Form):
+    username = forms.ChoiceField(label="Member")
+    name = forms.CharField(required=False, max_length=100)
+    read_only = forms.BooleanField(required=False, label="Read-only (only tools marked readOnlyHint)")
+    expires_days = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=TOKEN_MAX_DAYS,
+        label="Expires after (days)",
+        help_text="Empty: never.",
+    )
+
+    def __init__(self, *args, members: list[Membership], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].choices = [(m.user.get_username(),) * 2 for m in members]
+
+
+class PreviewForm(forms.Form):
+    """Who to preview: a member, a set of roles, or a token; and whether read-only."""
+
+    AS_CHOICES = [("member", "A member"), ("roles", "A set of roles"), ("token", "A token")]
+
+    as_ = forms.ChoiceField(choices=AS_CHOICES, label="Preview as", widget=forms.RadioSelect)
+    member = forms.ChoiceField(required=False)
+    roles = forms.CharField(required=False, max_length=4000, help_text="Comma-separated; empty: no roles.")
+    token = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    read_only = forms.BooleanField(
+        required=False, label="Read-only (as a read-only token; a token's own setting wins)"
+    )
+
+    def __init__(self, *args, members: list[Membership], tokens: list[ApiToken], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["as_"].widget.attrs["class"] = "inline"
+        self.fields["member"].choices = [("", "—")] + [(m.user.get_username(),) * 2 for m in members]
+        self.fields["token"].choices = [("", "—")] + [
+            (t.pk, f"{t.name or t.key_id} ({t.user.get_username()}{', read-only' if t.read_only else ''})")
+            for t in tokens
+        ]
+
+    def add_prefix(self, field_name: str) -> str:
+        # "as" is a Python keyword, so the field is as_; the query string says as=.
+        return "as" if field_name == "as_" else super().add_prefix(field_name)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        needed = {"member": "member", "token": "token"}.get(data.get("as_"))
+        if needed and not data.get(needed):
+            self.add_error(needed, "Choose one.")
+        return data
+
+
+class AuditFilterForm(forms.Form):
+    user = forms.CharField(required=False, max_length=150, label="User")
+    tool = forms.CharField(required=False, max_length=128, label="Tool (wire name)")
+    outcome = forms.ChoiceField(required=False, choices=[("", "any")] + ToolCallAudit.Outcome.choices)
+    since = forms.DateTimeField(
+        required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    until = forms.DateTimeField(
+        required=False, label="To (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+
+
+class RunFilterForm(forms.Form):
+    app = forms.CharField(required=False, max_length=40)
+    job = forms.CharField(required=False, max_length=40)
+    status = forms.ChoiceField(required=False, choices=[("", "any")] + JobRun.Status.choices)

@@ -1,0 +1,102 @@
+"""What happened in the tenant: the audit of tool calls, handler errors, and job runs."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+
+from apps_runtime.models import HandlerError, JobRun
+from console.access import TenantPage, tenant_page
+from console.exceptions import ConsoleNotFound
+from console.forms import AuditFilterForm, RunFilterForm
+from console.pages import render_page
+from mcp_gateway.models import ToolCallAudit
+
+PAGE_SIZE = 50
+
+
+def _paged(request: HttpRequest, rows):
+    """One page of ``rows``; a page number past the end gives the last page."""
+    return Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+def _query_without_page(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+@tenant_page(admin=True)
+def audit(request: HttpRequest, page: TenantPage) -> HttpResponse:
+    form = AuditFilterForm(request.GET)
+    rows = ToolCallAudit.objects.for_tenant(page.tenant).select_related("user").order_by("-created_at", "-id")
+    status = 200
+    with timezone.override(UTC):  # the page asks for times in UTC, whatever the server's zone
+        valid = form.is_valid()
+    if valid:
+        data = form.cleaned_data
+        if data["user"]:
+            rows = rows.filter(user__username=data["user"])
+        if data["tool"]:
+            rows = rows.filter(wire_name=data["tool"])
+        if data["outcome"]:
+            rows = rows.filter(outcome=data["outcome"])
+        if data["since"]:
+            rows = rows.filter(created_at__gte=data["since"])
+        if data["until"]:
+            rows = rows.filter(created_at__lte=data["until"])
+    else:
+        rows, status = rows.none(), 400
+    context = {"form": form, "rows": _paged(request, rows), "query": _query_without_page(request)}
+    return render_page(request, page, "audit.html", context, current="console:audit", status=status)
+
+
+@tenant_page(admin=True)
+def errors(request: HttpRequest, page: TenantPage) -> HttpResponse:
+    wanted = request.GET.get("id", "").strip()
+    if wanted:
+        return redirect("console:error", slug=page.tenant.slug, error_id=wanted)
+    rows = HandlerError.objects.for_tenant(page.tenant).select_related("app").defer("trace", "logs")
+    context = {"rows": _paged(request, rows.order_by("-created_at", "-id")), "query": ""}
+    return render_page(request, page, "errors.html", context, current="console:errors")
+
+
+@tenant_page(admin=True)
+def error_detail(request: HttpRequest, page: TenantPage, error_id: str) -> HttpResponse:
+    error = (
+        HandlerError.objects.for_tenant(page.tenant).select_related("app").filter(error_id=error_id).first()
+    )
+    if error is None:
+        raise ConsoleNotFound()
+    return render_page(request, page, "error_detail.html", {"error": error}, current="console:errors")
+
+
+@tenant_page(admin=True)
+def runs(request: HttpRequest, page: TenantPage) -> HttpResponse:
+    form = RunFilterForm(request.GET)
+    rows = JobRun.objects.for_tenant(page.tenant).select_related("app").order_by("-enqueued_at", "-id")
+    status = 200
+    if form.is_valid():
+        data = form.cleaned_data
+        if data["app"]:
+            rows = rows.filter(app__name=data["app"])
+        if data["job"]:
+            rows = rows.filter(job=data["job"])
+        if data["status"]:
+            rows = rows.filter(status=data["status"])
+    else:
+        rows, status = rows.none(), 400
+    context = {"form": form, "rows": _paged(request, rows), "query": _query_without_page(request)}
+    return render_page(request, page, "runs.html", context, current="console:runs", status=status)
+
+
+@tenant_page(admin=True)
+def run_detail(request: HttpRequest, page: TenantPage, run_id: str) -> HttpResponse:
+    run = JobRun.objects.for_tenant(page.tenant).select_related("app").filter(run_id=run_id).first()
+    if run is None:
+        raise ConsoleNotFound()
+    return render_page(request, page, "run_detail.html", {"run": run}, current="console:runs")
