@@ -4,6 +4,15 @@ from tests.oauth.flow import ORIGIN
 
 
 @pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """People's passwords with a cheap hasher: sign-in behaves the same, each test saves seconds."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "oauth.hashers.ClientSecretHasher",
+    ]
+
+
+@pytest.fixture(autouse=True)
 def public_origin(settings):
     """Tests run with DEBUG off, as production does: the origin is configured, not derived."""
     settings.PUBLIC_BASE_URL = ORIGIN
