@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 
 from apps_runtime.auth_expr import AuthExpr
 from apps_runtime.bundles import bundle_dir
@@ -50,6 +51,7 @@ class RouteResult:
     body: Any
     error_id: str | None = None
     error_code: str | None = None
+    error_url: str | None = None  # where a tenant admin reads a failed run (the handler-error API)
     logs: str = ""
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -90,6 +92,7 @@ def _load_app(tenant: Tenant, name: str) -> LoadedApp:
     )
     if app is None or app.active_version is None:
         raise AppNotFound(name)
+    app.tenant = tenant  # so a failure names the tenant's error URL without a query
     return LoadedApp(app=app, version=app.active_version, compiled=compiled_version(app.active_version))
 
 
@@ -203,19 +206,16 @@ def _failure_result(loaded: LoadedApp, route: Route, caller: Caller, failure: Ha
         trace=failure.trace,
         logs=failure.logs,
     )
-    status = failure.http_status  # from the sandbox's HANDLER_FAILURES, the one table of failure kinds
-    body = {
-        "type": f"about:blank#{failure.kind}",
-        "title": failure.title,
-        "status": status,
-        "code": failure.kind,
-        "errorId": failure.error_id,
-    }
+    # The status comes from the sandbox's HANDLER_FAILURES, the one table of failure kinds; the edges
+    # render the failure (the front-end as a problem, the gateway as an error result), never its trace.
     return RouteResult(
-        status=status,
-        body=body,
+        status=failure.http_status,
+        body=None,
         error_id=failure.error_id,
         error_code=failure.kind,
+        error_url=reverse(
+            "handler-error", kwargs={"slug": loaded.app.tenant.slug, "error_id": failure.error_id}
+        ),
         logs=failure.logs,
         headers={"X-Error-Id": failure.error_id},
     )

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from apps_runtime.dispatch import check_route_access, load_app, run_route
+from apps_runtime.dispatch import RouteResult, check_route_access, load_app, run_route
 from apps_runtime.exceptions import (
     AuthenticationRequired,
     PermissionDenied,
@@ -17,22 +15,15 @@ from apps_runtime.exceptions import (
     RuntimeDomainError,
     UnsupportedMediaType,
 )
+from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
 from apps_runtime.sandbox.frames import FrameRejected, decode_frame
+from lowcode_platform.api_errors import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for, caller_for_token
-from tenants.exceptions import InvalidToken
+from tenants.exceptions import InvalidToken, TenantNotFound
 from tenants.models import Tenant
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-
-
-def problem(status: int, code: str, detail: str, **extra: Any) -> JsonResponse:
-    """An RFC 9457 problem response."""
-    body = {"type": f"about:blank#{code}", "title": detail, "status": status, "code": code, **extra}
-    response = JsonResponse(body, status=status, content_type="application/problem+json")
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="apps"'
-    return response
 
 
 def _caller(request: HttpRequest, tenant: Tenant) -> Caller:
@@ -74,7 +65,7 @@ def _json_body(request: HttpRequest) -> dict:
 def app_route(request: HttpRequest, tenant_slug: str, app_name: str, route_path: str = "") -> JsonResponse:
     tenant = Tenant.objects.filter(slug=tenant_slug).first()
     if tenant is None:
-        return problem(404, "not_found", "unknown tenant")
+        return error_response(TenantNotFound(tenant_slug))
     try:
         caller = _caller(request, tenant)
         loaded = load_app(tenant, app_name)
@@ -92,8 +83,24 @@ def app_route(request: HttpRequest, tenant_slug: str, app_name: str, route_path:
             params=params,
         )
     except RuntimeDomainError as err:
-        response = problem(err.status, err.code, err.message)
-        if err.status == 405:
-            response["Allow"] = ", ".join(err.allowed)
+        response = error_response(err)
+        if err.status == 401:
+            response["WWW-Authenticate"] = 'Bearer realm="apps"'
         return response
+    if result.failed:
+        return _failure_response(result)
     return JsonResponse(result.body, status=result.status, safe=False, headers=result.headers)
+
+
+def _failure_response(result: RouteResult) -> JsonResponse:
+    """A failed handler run as a problem: its kind, its error id, and where its admins read it."""
+    _, title = HANDLER_FAILURES[result.error_code]
+    body = problem(
+        result.status,
+        result.error_code,
+        f"{title} (error id {result.error_id}); a tenant admin reads what happened at {result.error_url}",
+        title=title,
+        errorId=result.error_id,
+        instance=result.error_url,
+    )
+    return problem_response(body, headers=result.headers)

@@ -48,7 +48,11 @@ def route_result(
 ) -> types.CallToolResult:
     """Map a route's result: failures carry the error id, 4xx/5xx the handler's message."""
     if result.failed:
-        return error_result(f"Tool failed (error id {result.error_id}).")
+        # The caller is often not who can read the failure: say who can, and where.
+        return error_result(
+            f"Tool failed (error id {result.error_id}). A tenant admin reads what happened at "
+            f"{result.error_url}."
+        )
     if result.status >= 400:
         return error_result(_handler_message(result.body, result.status))
     return json_result(result.body, output_validator)

@@ -2,15 +2,19 @@
 
 
 class TenantError(Exception):
-    """Base of every tenant-domain error; its message is safe to show to the caller."""
+    """Base of every tenant-domain error; its message is safe to show to the caller.
 
+    ``status`` and ``code`` say how HTTP shows it (lowcode_platform/api_errors.py renders them).
+    """
+
+    status = 400
     code = "tenant_error"
 
 
 class TenantNotFound(TenantError):
     """No tenant with that slug, or one the caller may not reach."""
 
-    code = "tenant_not_found"
+    status, code = 404, "tenant_not_found"
 
     def __init__(self, slug: str):
         self.slug = slug
@@ -30,7 +34,7 @@ class InvalidValue(TenantError):
 class AlreadyTaken(TenantError):
     """A unique value already held by another row."""
 
-    code = "conflict"
+    status, code = 409, "conflict"
 
     def __init__(self, field: str, value: object):
         self.field, self.value = field, value
@@ -48,7 +52,7 @@ class UnknownSetting(TenantError):
 
 
 class UserNotFound(TenantError):
-    code = "user_not_found"
+    status, code = 404, "user_not_found"
 
     def __init__(self, username: str):
         self.username = username
@@ -56,7 +60,7 @@ class UserNotFound(TenantError):
 
 
 class NotAMember(TenantError):
-    code = "not_a_member"
+    status, code = 404, "not_a_member"
 
     def __init__(self, username: str, slug: str):
         super().__init__(f"user '{username}' is not a member of tenant '{slug}'")
@@ -65,7 +69,7 @@ class NotAMember(TenantError):
 class NotAllowed(TenantError):
     """The acting user may not make this change: names what they tried and who may."""
 
-    code = "forbidden"
+    status, code = 403, "forbidden"
 
     def __init__(self, what: str, who: str):
         self.what, self.who = what, who
@@ -75,7 +79,7 @@ class NotAllowed(TenantError):
 class TokenNotFound(TenantError):
     """No token with that id in this tenant (one error for "missing" and "not yours")."""
 
-    code = "not_found"
+    status, code = 404, "not_found"
 
     def __init__(self, token_id: object):
         self.token_id = token_id
@@ -85,7 +89,7 @@ class TokenNotFound(TenantError):
 class InvalidToken(TenantError):
     """A bearer token that is malformed, unknown, expired, revoked or for another tenant."""
 
-    code = "invalid_token"
+    status, code = 401, "invalid_token"
 
     def __init__(self, reason: str):
         self.reason = reason

@@ -6,7 +6,7 @@ from django.db.models import Prefetch
 from django.http import JsonResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,21 +20,12 @@ from apps_runtime.api.serializers import (
     JobRunSerializer,
 )
 from apps_runtime.deploy import deploy_bundle
-from apps_runtime.manifest import DeployRejected, bundle_from_mapping, read_bundle_bytes
+from apps_runtime.manifest import Bundle, bundle_from_mapping, read_bundle_bytes
 from apps_runtime.manifest.schema import MANIFEST_SCHEMA
 from apps_runtime.models import App, AppVersion, HandlerError, JobRun, Tool
 from tenants.api.views import TenantAPIView
 
-
-def _rejected(rejected: DeployRejected) -> Response:
-    return Response(
-        {
-            "code": "deploy_rejected",
-            "problems": [{"pointer": p.pointer, "message": p.message} for p in rejected.problems],
-            "warnings": [str(w) for w in rejected.warnings],
-        },
-        status=status.HTTP_422_UNPROCESSABLE_ENTITY,
-    )
+BUNDLE_FIELD = "bundle"
 
 
 class AppListView(TenantAPIView):
@@ -51,30 +42,43 @@ class AppListView(TenantAPIView):
         return Response(AppSerializer(apps, many=True).data)
 
     @extend_schema(
-        request={"application/json": DeployJsonSerializer, "multipart/form-data": {"type": "object"}},
+        request={
+            "application/json": DeployJsonSerializer,
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {BUNDLE_FIELD: {"type": "string", "format": "binary"}},
+                "required": [BUNDLE_FIELD],
+            },
+        },
         responses={201: AppSerializer},
         description="Deploy a bundle: a .zip in the `bundle` form field, or JSON with manifest and files.",
     )
     def post(self, request: Request, slug: str) -> Response:
-        try:
-            upload = request.FILES.get("bundle")
-            if upload is not None:
-                bundle = read_bundle_bytes(upload.read())
-            else:
-                serializer = DeployJsonSerializer(data=request.data)
-                serializer.is_valid(raise_exception=True)
-                bundle = bundle_from_mapping(
-                    serializer.validated_data["manifest"], serializer.validated_data["files"]
-                )
-            result = deploy_bundle(self.tenant, bundle, acting_user=request.user)
-        except DeployRejected as rejected:
-            return _rejected(rejected)
+        result = deploy_bundle(self.tenant, self._bundle(request), acting_user=request.user)
         result.app.active_tools = list(
             Tool.objects.for_tenant(self.tenant).filter(app=result.app).order_by("position")
         )
         body = AppSerializer(result.app).data
         body["warnings"] = [str(w) for w in result.warnings]
         return Response(body, status=status.HTTP_201_CREATED)
+
+    def _bundle(self, request: Request) -> Bundle:
+        """The bundle sent: a .zip in the ``bundle`` form field, or JSON ``{"manifest", "files"}``.
+
+        Raises:
+            ValidationError: a form upload without a ``bundle`` field, or JSON without manifest and files.
+            DeployRejected: the archive or the files are not a readable bundle.
+        """
+        upload = request.FILES.get(BUNDLE_FIELD)
+        if upload is not None:
+            return read_bundle_bytes(upload.read())
+        if request.content_type.startswith("multipart/form-data"):
+            sent = ", ".join(repr(name[:40]) for name in sorted({*request.FILES, *request.data})[:5])
+            message = f"upload the .zip in the form field '{BUNDLE_FIELD}' (this form sent {sent or 'none'})"
+            raise ValidationError({BUNDLE_FIELD: [message]})
+        serializer = DeployJsonSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return bundle_from_mapping(serializer.validated_data["manifest"], serializer.validated_data["files"])
 
 
 class AppVersionListView(TenantAPIView):
@@ -94,9 +98,7 @@ class HandlerErrorView(TenantAPIView):
             .first()
         )
         if error is None:
-            return Response(
-                {"code": "not_found", "detail": "no such error id"}, status=status.HTTP_404_NOT_FOUND
-            )
+            raise NotFound("no such error id")
         return Response(HandlerErrorSerializer(error).data)
 
 
@@ -140,7 +142,7 @@ class JobRunDetailView(TenantAPIView):
     def get(self, request: Request, slug: str, run_id: str) -> Response:
         run = JobRun.objects.for_tenant(self.tenant).select_related("app").filter(run_id=run_id).first()
         if run is None:
-            return Response({"code": "not_found", "detail": "no such run"}, status=status.HTTP_404_NOT_FOUND)
+            raise NotFound("no such run")
         return Response(JobRunDetailSerializer(run).data)
 
 

@@ -105,6 +105,11 @@ def read_bundle(
             raise DeployRejected(
                 [Problem(_ROOT, f"the archive is over {allowed} bytes: make the bundle smaller")]
             )
+        if not zipfile.is_zipfile(path):
+            # The usual slip: the manifest itself instead of the folder around it.
+            folder = repr(str(path.parent)) if path.name == MANIFEST_NAME else "the bundle folder"
+            advice = f"pass {folder} (the folder that holds {MANIFEST_NAME}) or a .zip of it"
+            raise DeployRejected([Problem(_ROOT, f"{str(path)!r} is not a .zip archive: {advice}")])
         return _read_zip(path, limits)
     raise DeployRejected([Problem(_ROOT, f"{str(path)!r} is neither a bundle folder nor a .zip file")])
 

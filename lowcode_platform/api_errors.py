@@ -1,0 +1,122 @@
+"""One error shape for every HTTP surface: RFC 9457 problem details, ``application/problem+json``.
+
+Views raise; they never build an error body. The DRF exception handler below renders domain errors
+from the exception itself (its ``status`` and ``code``), DRF's own errors (authentication,
+validation, parsing) from theirs, and anything else as a 500 whose only detail is an error id: the
+exception is logged under that id and never reaches the caller. Plain Django views (the apps'
+front-end path) answer with ``error_response`` and ``problem_response``, so both paths agree.
+
+Every body has ``type``, ``title``, ``status``, ``detail`` and ``code``, plus members of its own:
+``errorId`` (500s and handler failures; also the ``X-Error-Id`` header), ``instance`` (where a tenant
+admin reads a failed handler run), ``problems``/``warnings`` (a refused deploy, 422) and ``errors``
+(a request body's invalid fields, field -> messages).
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from django.http import JsonResponse
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from apps_runtime.exceptions import MethodNotAllowed, RuntimeDomainError
+from apps_runtime.manifest import DeployRejected
+from tenants.error_ids import new_error_id
+from tenants.exceptions import TenantError
+
+logger = logging.getLogger("lowcode_platform.api")
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+DOMAIN_ERRORS = (TenantError, RuntimeDomainError, DeployRejected)
+_MAX_DETAIL = 500
+
+
+def problem(status: int, code: str, detail: str, *, title: str | None = None, **members: Any) -> dict:
+    """A problem body; ``members`` are its extension members (``errorId``, ``problems``, ...)."""
+    return {
+        "type": f"about:blank#{code}",
+        "title": title or _phrase(status),
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **members,
+    }
+
+
+def problem_response(body: dict, *, headers: dict[str, str] | None = None) -> JsonResponse:
+    """Send a ``problem`` body with its status and the problem media type."""
+    response = JsonResponse(body, status=body["status"], content_type=PROBLEM_CONTENT_TYPE, headers=headers)
+    if body["status"] == 401 and "WWW-Authenticate" not in response:
+        response["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+def error_response(exc: TenantError | RuntimeDomainError | DeployRejected) -> JsonResponse:
+    """A domain error as a problem response: status and code come from the exception."""
+    headers = {"Allow": ", ".join(exc.allowed)} if isinstance(exc, MethodNotAllowed) else None
+    if isinstance(exc, DeployRejected):
+        count = len(exc.problems)
+        body = problem(
+            422,
+            "deploy_rejected",
+            f"the bundle was refused: {count} problem{'s' if count != 1 else ''}, each with its JSON pointer",
+            problems=[{"pointer": p.pointer, "message": p.message} for p in exc.problems],
+            warnings=[str(w) for w in exc.warnings],
+        )
+    else:
+        body = problem(exc.status, exc.code, str(exc))
+    return problem_response(body, headers=headers)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
+    """DRF's ``EXCEPTION_HANDLER``: every error an API view raises, as a problem response."""
+    if isinstance(exc, DOMAIN_ERRORS):
+        return error_response(exc)
+    response = drf_exception_handler(exc, context)
+    if response is not None:
+        # DRF worked out the status and the headers (WWW-Authenticate, Retry-After, Allow).
+        headers = {k: v for k, v in response.items() if k in ("WWW-Authenticate", "Retry-After", "Allow")}
+        return problem_response(_drf_problem(exc, response.status_code), headers=headers)
+    error_id = new_error_id()
+    logger.exception("unhandled API error %s", error_id)
+    body = problem(500, "server_error", f"Internal error (error id {error_id}).", errorId=error_id)
+    return problem_response(body, headers={"X-Error-Id": error_id})
+
+
+def _drf_problem(exc: Exception, status: int) -> dict:
+    if isinstance(exc, drf_exceptions.ValidationError):
+        errors = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        return problem(status, "invalid", _summary(errors), errors=errors)
+    if isinstance(exc, drf_exceptions.APIException):
+        return problem(status, exc.default_code, str(exc.detail))
+    # Http404 and Django's PermissionDenied, which DRF converts.
+    code = "not_found" if status == 404 else "permission_denied"
+    return problem(status, code, _phrase(status))
+
+
+def _summary(errors: dict) -> str:
+    """The invalid fields in one line, e.g. ``expires_days: Ensure this value is ...``."""
+    parts = []
+    for field, messages in errors.items():
+        text = messages if isinstance(messages, str) else "; ".join(str(m) for m in _flat(messages))
+        parts.append(f"{field}: {text}")
+    summary = "; ".join(parts) or "invalid input"
+    return summary if len(summary) <= _MAX_DETAIL else summary[: _MAX_DETAIL - 3] + "..."
+
+
+def _flat(value: Any) -> list:
+    if isinstance(value, dict):
+        return [item for nested in value.values() for item in _flat(nested)]
+    if isinstance(value, list):
+        return [item for nested in value for item in _flat(nested)]
+    return [value]
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
