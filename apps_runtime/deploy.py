@@ -11,7 +11,8 @@ from django.db.models import Max
 from django.utils import timezone
 
 from apps_runtime.bundles import pack_files, unpack_files
-from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults, validate_manifest
+from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults
+from apps_runtime.manifest.handlers import check_bundle
 from apps_runtime.manifest.problems import pointer
 from apps_runtime.models import App, AppVersion, Job, Tool
 from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
@@ -143,7 +144,7 @@ def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUs
     Raises:
         DeployRejected: every problem of the manifest, or a wire name taken by another holder.
     """
-    warnings = validate_manifest(bundle.manifest, set(bundle.files))
+    warnings = check_bundle(bundle)  # the manifest, and the handlers' code compiled (never run)
     manifest = bundle.manifest
     planned = _planned_tools(tenant, manifest)
     problems = _name_problems(tenant, manifest["name"], planned)
