@@ -64,6 +64,10 @@ class ConsentView(AuthorizationView):
 
     template_name = "oauth/consent.html"
     form_class = ConsentForm
+    # Set only by a POST of Allow for a tenant the user may consent to. The toolkit's own shortcuts
+    # (approval_prompt=auto, skip_authorization) reach create_authorization_response without it,
+    # and the validator then refuses to issue a code: nothing is granted without this page.
+    granted: dict | None = None
 
     def endpoint_tenant(self, slug: str) -> Tenant:
         """The tenant whose MCP endpoint is at ``/t/<slug>/mcp``.
