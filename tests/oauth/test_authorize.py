@@ -287,7 +287,9 @@ def test_a_read_only_choice_is_kept_on_the_connection(acme):
 def test_a_client_cannot_skip_the_consent_page(acme):
     connect(_signed_in("reader"), "reader")
     client_id = Connection.all_tenants.get().client_id
-    page = consent_page(_signed_in("reader"), authorize_query(client_id, pkce_pair()[1], approval_prompt="auto"))
+    page = consent_page(
+        _signed_in("reader"), authorize_query(client_id, pkce_pair()[1], approval_prompt="auto")
+    )
     if page.status_code == 302:  # refused back to the client, never with a code
         params = parse_qs(urlsplit(page["Location"]).query)
         assert "code" not in params and params["error"] == ["invalid_request"]
