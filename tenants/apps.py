@@ -7,3 +7,4 @@ class TenantsConfig(AppConfig):
 
     def ready(self) -> None:
         from tenants import checks  # noqa: F401  (registers the system checks)
+        from tenants.api import schema  # noqa: F401  (registers the OpenAPI bearer scheme)

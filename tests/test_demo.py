@@ -8,8 +8,8 @@ from django.core.management import call_command
 
 from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import read_bundle
-from apps_runtime.models import Record, Tool
-from tenants.models import Membership, Tenant
+from apps_runtime.models import AppVersion, Record, Tool
+from tenants.models import ApiToken, Membership, Tenant
 
 pytestmark = pytest.mark.django_db
 FIXTURE_APPS = sorted(p for p in (Path(__file__).parent.parent / "fixtures" / "apps").iterdir() if p.is_dir())
@@ -21,13 +21,44 @@ def test_every_fixture_bundle_deploys_without_warnings(make_tenant, bundle):
     assert result.tools and result.warnings == []
 
 
+def _printed_tokens(output: str) -> dict[str, str]:
+    rows = [line.split() for line in output.splitlines()]
+    return {row[0]: row[-1] for row in rows if row and row[-1].startswith("lcp_")}
+
+
 def test_seed_demo_builds_the_demo_tenant_and_prints_tokens():
     out = StringIO()
     call_command("seed_demo", stdout=out)
-    call_command("seed_demo", stdout=StringIO())  # a second run refreshes, it does not fail
     acme = Tenant.objects.get(slug="acme")
     assert Membership.objects.for_tenant(acme).count() == 5
     assert "acme_case_portal_find_case" in Tool.objects.for_tenant(acme).values_list("wire_name", flat=True)
     assert Record.objects.for_tenant(acme).filter(collection="cases").count() == 3
-    tokens = [line.split()[-1] for line in out.getvalue().splitlines() if "lcp_" in line]
-    assert len(tokens) == 5 and all(token.startswith("lcp_") for token in tokens)
+    tokens = _printed_tokens(out.getvalue())
+    assert sorted(tokens) == ["admin", "member", "reader", "root", "writer"]
+    assert "deployed case_portal v1: 3 tools" in out.getvalue()
+
+
+def test_running_seed_demo_again_changes_nothing_and_says_the_tokens_were_printed_before():
+    call_command("seed_demo", stdout=StringIO())
+    acme = Tenant.objects.get(slug="acme")
+    versions, tokens = AppVersion.objects.for_tenant(acme).count(), ApiToken.objects.for_tenant(acme).count()
+    again = StringIO()
+    call_command("seed_demo", stdout=again)
+    assert AppVersion.objects.for_tenant(acme).count() == versions
+    assert ApiToken.objects.for_tenant(acme).count() == tokens
+    assert Record.objects.for_tenant(acme).filter(collection="cases").count() == 3
+    assert _printed_tokens(again.getvalue()) == {}
+    assert "case_portal v1 is up to date" in again.getvalue()
+    assert "seed_demo --rotate-tokens" in again.getvalue()
+
+
+def test_rotating_the_demo_tokens_revokes_the_old_ones_and_prints_new_ones():
+    first = StringIO()
+    call_command("seed_demo", stdout=first)
+    rotated = StringIO()
+    call_command("seed_demo", "--rotate-tokens", stdout=rotated)
+    old, new = _printed_tokens(first.getvalue()), _printed_tokens(rotated.getvalue())
+    assert sorted(new) == sorted(old) and not set(new.values()) & set(old.values())
+    acme = Tenant.objects.get(slug="acme")
+    active = [t for t in ApiToken.objects.for_tenant(acme) if t.is_active]
+    assert len(active) == 5 and "5 earlier demo tokens revoked" in rotated.getvalue()

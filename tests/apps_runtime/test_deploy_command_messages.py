@@ -1,5 +1,6 @@
 """`manage.py deploy` says what to do when given the wrong path."""
 
+import json
 from io import StringIO
 from pathlib import Path
 
@@ -32,3 +33,27 @@ def test_deploying_any_other_file_that_is_not_a_zip_names_the_bundle_folder(make
     with pytest.raises(CommandError):
         call_command("deploy", "acme", str(notes), stdout=out)
     assert "pass the bundle folder (the folder that holds app.json) or a .zip of it" in out.getvalue()
+
+
+def test_a_one_tool_app_is_live_with_1_tool(make_tenant, tmp_path):
+    make_tenant("acme")
+    manifest = {
+        "name": "solo",
+        "routes": {"GET /x": {"handler": "x.py", "auth": "user"}},
+        "mcp": {
+            "tools": [
+                {
+                    "name": "only",
+                    "description": "The only tool of this app, for the message.",
+                    "route": "GET /x",
+                    "inputSchema": {"type": "object"},
+                    "annotations": {"readOnlyHint": True, "destructiveHint": False},
+                }
+            ]
+        },
+    }
+    (tmp_path / "app.json").write_text(json.dumps(manifest))
+    (tmp_path / "x.py").write_text("def handle(request):\n    return {}\n")
+    err = StringIO()
+    call_command("deploy", "acme", str(tmp_path), stdout=StringIO(), stderr=err)
+    assert err.getvalue().strip() == "solo v1 is live (1 tool)"

@@ -39,4 +39,6 @@ class Command(TenantCommand):
             self.stderr.write(f"warning: {warning}")
         for _, wire in result.tools:
             self.stdout.write(wire)
-        self.stderr.write(f"{result.app.name} v{result.version.number} is live ({len(result.tools)} tools)")
+        count = len(result.tools)
+        tools = f"{count} tool{'s' * (count != 1)}"
+        self.stderr.write(f"{result.app.name} v{result.version.number} is live ({tools})")
