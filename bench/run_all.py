@@ -13,10 +13,12 @@ SUITES = [
     "bench_fairness.py",
     "bench_jobs.py",
 ]
+# Ten minutes of load: only with `run_all.py --soak`, so a plain run stays quick.
+SOAK = "bench_soak.py"
 
 if __name__ == "__main__":
     failed = []
-    for name in SUITES:
+    for name in SUITES + ([SOAK] if "--soak" in sys.argv[1:] else []):
         if not (HERE / name).exists():
             continue
         print(f"\n== {name}", flush=True)

@@ -5,17 +5,9 @@ from __future__ import annotations
 import httpx2
 from mcp.types import INTERNAL_ERROR
 
-from tests.fuzz import wire
-from tests.support.platform_process import ROOT, PlatformProcess
-
-# What a stack trace or a host path looks like in an answer (a bundle's own "server/x.py" is fine).
-LEAK_MARKERS = ("Traceback", 'File "', '.py", line', "site-packages", "/work/", str(ROOT))
-
-
-def leaks(answer: str, sent: str = "", extra: tuple[str, ...] = ()) -> list[str]:
-    """Markers of a trace or host path in ``answer`` that the caller did not send itself."""
-    return [marker for marker in (*LEAK_MARKERS, *extra) if marker in answer and marker not in sent]
-
+from tests.support import mcp_wire as wire
+from tests.support.leaks import leaks
+from tests.support.platform_process import PlatformProcess
 
 # JSON-RPC's "5xx": an internal error (-32603), or one passed off as code 0. Hostile input is the
 # caller's fault and must be answered as such (-32600/-32601/-32602/-32700, or a tool error).

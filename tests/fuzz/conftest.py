@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 # profile registers the Hypothesis profiles before --hypothesis-profile is read.
-from tests.fuzz import profile, wire  # noqa: F401
+from tests.fuzz import profile  # noqa: F401
+from tests.support import mcp_wire as wire
 from tests.support.platform_process import PlatformProcess, migrated_database
 
 API_TENANT, API_PREFIX = "api", "api_"

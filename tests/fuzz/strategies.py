@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from tests.fuzz import wire
+from tests.support import mcp_wire as wire
 
 HUGE_NUMBERS = [2**31, 2**53 + 1, 2**63, 2**64 + 1, -(2**63) - 1, 10**40, 10**400, 1e308, -1e308, 5e-324]
 ODD_TEXT = [

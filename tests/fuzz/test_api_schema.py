@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from tests.fuzz import wire
 from tests.fuzz.bar import leaks
 from tests.fuzz.conftest import API_PREFIX, API_TENANT
 from tests.fuzz.profile import fuzz_settings
+from tests.support import mcp_wire as wire
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from tests.fuzz import wire
 from tests.fuzz.bar import assert_clean_answer, assert_still_serving
+from tests.support import mcp_wire as wire
 
 pytestmark = pytest.mark.slow
 

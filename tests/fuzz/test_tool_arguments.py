@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz import strategies as fz
-from tests.fuzz import wire
 from tests.fuzz.bar import assert_clean_answer, assert_still_serving
 from tests.fuzz.profile import fuzz_settings
+from tests.support import mcp_wire as wire
 
 pytestmark = pytest.mark.slow
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -128,14 +129,19 @@ class PlatformProcess:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
         self.starts = 0
+        self._secret_key = secrets.token_urlsafe(40)  # one per platform: tokens outlive a restart
         self._extra_env = env or {}
         (workdir / "var").mkdir(parents=True, exist_ok=True)
 
     @property
     def env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if key not in _DROPPED_ENV}
+        # Production-like: no DEBUG, so an unhandled error shows what a real caller would see.
         env.update(
-            DEBUG="true",
+            DEBUG="false",
+            SECRET_KEY=self._secret_key,
+            PUBLIC_BASE_URL=self.base_url,
+            SANDBOX_MIN_TIER="3",  # the strongest tier the host has, as the suite's other tests use
             DATABASE_URL=self.database_url,
             PLATFORM_VAR_DIR=str(self.workdir / "var"),
             JOBS_IN_PROCESS_CLOCK="false",
