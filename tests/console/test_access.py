@@ -92,3 +92,8 @@ def test_a_deactivated_user_is_signed_out(signed_in):
     client = signed_in("admin")
     get_user_model().objects.filter(username="admin").update(is_active=False)
     assert client.get("/console/acme/apps/").status_code == 302
+
+
+def test_pages_carry_their_stylesheet_inline_so_no_static_files_server_is_needed(signed_in):
+    body = signed_in("admin").get("/console/acme/apps/").content.decode()
+    assert "<style>" in body and "--accent:" in body

@@ -143,3 +143,15 @@ def test_connect_fills_in_this_tenants_endpoint_everywhere(signed_in, acme):
 def test_connect_warns_when_the_endpoint_is_off(signed_in, acme):
     actions.set_tenant_setting(acme, "mcpServer", False, acting_user=None)
     assert "switched off" in signed_in("reader").get("/console/acme/connect/").content.decode()
+
+
+def test_connect_uses_the_configured_public_address(signed_in, acme, settings):
+    settings.PUBLIC_BASE_URL = "https://platform.example"
+    body = signed_in("reader").get("/console/acme/connect/").content.decode()
+    assert "https://platform.example/t/acme/mcp" in body and "testserver" not in body
+
+
+def test_connect_says_when_the_address_is_read_off_the_request(signed_in, acme, settings):
+    settings.PUBLIC_BASE_URL, settings.DEBUG = "", False
+    body = signed_in("reader").get("/console/acme/connect/").content.decode()
+    assert "http://testserver/t/acme/mcp" in body and "PUBLIC_BASE_URL" in body
