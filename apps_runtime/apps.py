@@ -9,6 +9,8 @@ class AppsRuntimeConfig(AppConfig):
     verbose_name = "Apps runtime"
 
     def ready(self) -> None:
+        from apps_runtime import checks  # noqa: F401  (registers the system checks of its settings)
+
         # Configured here, started lazily: only processes that run handlers pay for a zygote.
         configure_sandbox(
             bundle_root=str(settings.SANDBOX_BUNDLE_DIR),

@@ -43,6 +43,28 @@ def _env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from err
 
 
+def _env_int_range(name: str) -> tuple[int, int] | None:
+    """``FIRST-LAST`` (e.g. ``1879048192-1879113727``) as a pair of ints; None when unset."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    first, _, last = raw.strip().partition("-")
+    try:
+        return int(first), int(last)
+    except ValueError as err:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a range FIRST-LAST of integers") from err
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as err:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from err
+
+
 def _env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
@@ -208,8 +230,8 @@ CELERY_BEAT_SCHEDULE = {
 # how many past minutes a late dispatcher still fires, when a queued run's task is sent again, and
 # how many runs one handler call may queue.
 JOBS_MAX_ATTEMPTS = _env_int("JOBS_MAX_ATTEMPTS", 3)
-JOBS_RETRY_BACKOFF_SECONDS = float(os.environ.get("JOBS_RETRY_BACKOFF_SECONDS") or 10.0)
-JOBS_RETRY_BACKOFF_MAX_SECONDS = float(os.environ.get("JOBS_RETRY_BACKOFF_MAX_SECONDS") or 600.0)
+JOBS_RETRY_BACKOFF_SECONDS = _env_float("JOBS_RETRY_BACKOFF_SECONDS", 10.0)
+JOBS_RETRY_BACKOFF_MAX_SECONDS = _env_float("JOBS_RETRY_BACKOFF_MAX_SECONDS", 600.0)
 JOBS_RUN_GRACE_SECONDS = _env_int("JOBS_RUN_GRACE_SECONDS", 30)
 JOBS_DISPATCH_LOOKBACK_MINUTES = _env_int("JOBS_DISPATCH_LOOKBACK_MINUTES", 5)
 JOBS_QUEUED_RESEND_SECONDS = _env_int("JOBS_QUEUED_RESEND_SECONDS", 900)
@@ -222,7 +244,8 @@ JOBS_MAX_QUEUED_RUNS_PER_TENANT = _env_int("JOBS_MAX_QUEUED_RUNS_PER_TENANT", 10
 # With no broker (the embedded default) the server process ticks the scheduler itself.
 JOBS_IN_PROCESS_CLOCK = _env_bool("JOBS_IN_PROCESS_CLOCK", CELERY_TASK_ALWAYS_EAGER)
 
-# Platform settings (validated by system checks in tenants/checks.py and apps_runtime/checks.py).
+# Platform settings: a value that is not a number stops start-up here; each app's checks.py
+# (apps_runtime, mcp_gateway) checks the ranges with the system checks.
 MCP_WIRE_NAME_LIMIT = _env_int("MCP_WIRE_NAME_LIMIT", 64)
 MCP_PAGE_SIZE = _env_int("MCP_PAGE_SIZE", 100)
 MCP_ALLOWED_ORIGINS = _env_list(
@@ -264,7 +287,7 @@ LOGGING = {
 # MCP transport: stateful sessions carry list_changed notifications to handshake-era clients;
 # set MCP_STATELESS=true behind a load balancer without sticky sessions.
 MCP_STATELESS = _env_bool("MCP_STATELESS", False)
-MCP_NOTIFY_INTERVAL_SECONDS = float(os.environ.get("MCP_NOTIFY_INTERVAL_SECONDS") or 1.0)
+MCP_NOTIFY_INTERVAL_SECONDS = _env_float("MCP_NOTIFY_INTERVAL_SECONDS", 1.0)
 
 # MCP fairness: the worker threads that run tool work, and each tenant's share of them. A tenant
 # waits for its share on the event loop, before taking a thread, so one tenant flooding slow tools
@@ -274,10 +297,10 @@ MCP_NOTIFY_INTERVAL_SECONDS = float(os.environ.get("MCP_NOTIFY_INTERVAL_SECONDS"
 MCP_WORKER_THREADS = _env_int("MCP_WORKER_THREADS", 32)
 MCP_TENANT_SHARE = _env_int("MCP_TENANT_SHARE", max(1, MCP_WORKER_THREADS // 4))
 MCP_TENANT_QUEUE = _env_int("MCP_TENANT_QUEUE", 16 * MCP_TENANT_SHARE)
-MCP_TENANT_QUEUE_SECONDS = float(os.environ.get("MCP_TENANT_QUEUE_SECONDS") or 30.0)
+MCP_TENANT_QUEUE_SECONDS = _env_float("MCP_TENANT_QUEUE_SECONDS", 30.0)
 MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
 MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
-MCP_SESSION_IDLE_SECONDS = float(os.environ.get("MCP_SESSION_IDLE_SECONDS") or 600.0)
+MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 
 # MCP hot path: a call is answered only once its audit row is committed; one writer thread commits
 # the rows of concurrent calls together (false: each call commits its own row).

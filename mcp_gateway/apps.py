@@ -3,3 +3,6 @@ from django.apps import AppConfig
 
 class McpGatewayConfig(AppConfig):
     name = "mcp_gateway"
+
+    def ready(self) -> None:
+        from mcp_gateway import checks  # noqa: F401  (registers the system checks of its settings)

@@ -6,5 +6,4 @@ class TenantsConfig(AppConfig):
     verbose_name = "Tenants"
 
     def ready(self) -> None:
-        from tenants import checks  # noqa: F401  (registers the system checks)
         from tenants.api import schema  # noqa: F401  (registers the OpenAPI bearer scheme)

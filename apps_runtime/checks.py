@@ -1,0 +1,41 @@
+"""System checks for the settings the app runtime reads: wire names, the sandbox, jobs and records."""
+
+from __future__ import annotations
+
+from django.core.checks import Error, register
+
+from lowcode_platform.checks import Bound, bound_errors
+
+BOUNDS = {
+    # Prefix (20) + "_" + app (40) + "_" + tool (40) can exceed any limit; below 24 the hashed form
+    # (limit - 9 characters of name) would keep too little of the name to be readable.
+    "MCP_WIRE_NAME_LIMIT": Bound(int, 24, 128),
+    "SANDBOX_DEFAULT_TIMEOUT_MS": Bound(int, 100),
+    "SANDBOX_MAX_TIMEOUT_MS": Bound(int, 100),  # below SANDBOX_MIN_TIMEOUT_MS no route could run
+    "SANDBOX_MEMORY_MB": Bound(int, 16),
+    "SANDBOX_MAX_REQUEST_BYTES": Bound(int, 1),
+    "SANDBOX_MAX_RESPONSE_BYTES": Bound(int, 1),
+    "SANDBOX_MAX_LOG_BYTES": Bound(int, 0),
+    "SANDBOX_MAX_DATA_CALLS": Bound(int, 0),
+    "SANDBOX_MIN_TIER": Bound(int, 1, 3),
+    "SANDBOX_MAX_CONCURRENT_PER_TENANT": Bound(int, 1),
+    "SANDBOX_QUEUE_TIMEOUT_MS": Bound(int, 0),
+    "JOBS_MAX_ATTEMPTS": Bound(int, 1),
+    "JOBS_RETRY_BACKOFF_SECONDS": Bound(float, 0),
+    "JOBS_RETRY_BACKOFF_MAX_SECONDS": Bound(float, 0),
+    "JOBS_RUN_GRACE_SECONDS": Bound(int, 0),
+    "JOBS_DISPATCH_LOOKBACK_MINUTES": Bound(int, 0),
+    "JOBS_QUEUED_RESEND_SECONDS": Bound(int, 1),
+    "JOBS_MAX_ENQUEUES_PER_CALL": Bound(int, 0),
+    "JOBS_MAX_CHAIN_DEPTH": Bound(int, 1),
+    "JOBS_MAX_QUEUED_RUNS_PER_TENANT": Bound(int, 1),
+    "RECORDS_QUERY_MAX_WHERE_KEYS": Bound(int, 1),
+    "RECORDS_MAX_RECORD_BYTES": Bound(int, 1),
+    "RECORDS_TENANT_QUOTA_BYTES": Bound(int, 1),
+}
+
+
+@register()
+def check_runtime_settings(app_configs, **kwargs) -> list[Error]:
+    # SANDBOX_TIER needs no check: configure_sandbox, in AppConfig.ready, already refuses an unknown tier.
+    return bound_errors(BOUNDS, "apps_runtime.E001")

@@ -1,0 +1,46 @@
+"""The one rule for numeric platform settings; each app's ``checks.py`` applies it to the settings it reads.
+
+``settings.py`` already refuses a value that is not a number (ImproperlyConfigured at start-up); these
+checks catch numbers outside what the code can work with, and run with every management command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.checks import Error
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A numeric setting's type and range (``high`` None: no upper bound)."""
+
+    kind: type
+    low: float
+    high: float | None = None
+
+    def describe(self) -> str:
+        what = "an integer" if self.kind is int else "a number"
+        if self.high is None:
+            return f"{what} of at least {self.low}"
+        return f"{what} from {self.low} to {self.high}"
+
+    def allows(self, value: object) -> bool:
+        kinds = (int, float) if self.kind is float else (int,)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            return False
+        return self.low <= value and (self.high is None or value <= self.high)
+
+
+def bound_errors(bounds: dict[str, Bound], check_id: str) -> list[Error]:
+    """An error for each setting of ``bounds`` whose value breaks its bound."""
+    return [
+        Error(
+            f"{name}={getattr(settings, name, None)!r} must be {bound.describe()}",
+            hint=f"fix {name} in the environment, or unset it to get the default (README: Configuration)",
+            id=check_id,
+        )
+        for name, bound in bounds.items()
+        if not bound.allows(getattr(settings, name, None))
+    ]

@@ -1,0 +1,36 @@
+"""System checks for the settings the MCP gateway reads: paging, polling, fair share and sessions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+from lowcode_platform.checks import Bound, bound_errors
+
+BOUNDS = {
+    "MCP_PAGE_SIZE": Bound(int, 1),
+    "MCP_CATALOG_CACHE_SECONDS": Bound(int, 0),
+    "MCP_NOTIFY_INTERVAL_SECONDS": Bound(float, 0.01),  # the poll loop must not spin
+    "MCP_WORKER_THREADS": Bound(int, 1),
+    "MCP_TENANT_SHARE": Bound(int, 1),
+    "MCP_TENANT_QUEUE": Bound(int, 0),
+    "MCP_TENANT_QUEUE_SECONDS": Bound(float, 0),
+    "MCP_SESSIONS_PER_TOKEN": Bound(int, 1),
+    "MCP_SESSIONS_PER_TENANT": Bound(int, 1),
+    "MCP_SESSION_IDLE_SECONDS": Bound(float, 1),
+}
+
+
+@register()
+def check_gateway_settings(app_configs, **kwargs) -> list[Error]:
+    errors = bound_errors(BOUNDS, "mcp_gateway.E001")
+    origins = settings.MCP_ALLOWED_ORIGINS
+    if not isinstance(origins, list | tuple) or not all(isinstance(o, str) and o for o in origins):
+        errors.append(
+            Error(
+                f"MCP_ALLOWED_ORIGINS={origins!r} must be a list of origins",
+                hint="e.g. MCP_ALLOWED_ORIGINS=https://app.example,http://127.0.0.1:*",
+                id="mcp_gateway.E002",
+            )
+        )
+    return errors
