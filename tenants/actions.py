@@ -21,7 +21,6 @@ from tenants.authority import (
 from tenants.exceptions import AlreadyTaken, InvalidValue
 from tenants.models import PREFIX_RE, ROLE_RE, SLUG_RE, ApiToken, Membership, Tenant, TenantAuditLog
 from tenants.scoping import access_membership
-from tenants.signals import tenant_changed
 from tenants.tenant_settings import clean_setting_value
 from tenants.tokens import TOKEN_MAX_DAYS, hash_secret, new_secret
 
@@ -40,10 +39,8 @@ def _audit(
 
 
 def bump_state_version(tenant: Tenant) -> None:
-    """Mark the tenant's catalogs stale in every process and tell listeners once committed."""
+    """Mark the tenant's catalogs stale in every process (each notices on its next look)."""
     Tenant.objects.filter(pk=tenant.pk).update(state_version=F("state_version") + 1)
-    tenant_id = tenant.pk
-    transaction.on_commit(lambda: tenant_changed.send(sender=Tenant, tenant_id=tenant_id))
 
 
 def clean_roles(roles: list[str]) -> list[str]:
