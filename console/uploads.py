@@ -15,6 +15,8 @@ import html
 import io
 import zipfile
 
+from django.conf import settings
+from django.core.exceptions import TooManyFilesSent
 from django.core.files.uploadedfile import InMemoryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest
@@ -107,13 +109,28 @@ def install(request: HttpRequest) -> BundleUploadHandler:
     return handler
 
 
+def parse(request: HttpRequest) -> None:
+    """Parse the request's upload now, so a folder of too many files is a problem, not a 400 page.
+
+    Raises:
+        DeployRejected: more files than Django takes in one request (DATA_UPLOAD_MAX_NUMBER_FILES).
+    """
+    try:
+        request.FILES  # noqa: B018 - parsing is the point
+    except TooManyFilesSent as err:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        raise DeployRejected(
+            [Problem("/", f"more than {limit} files: zip the folder and upload the .zip")]
+        ) from err
+
+
 def uploaded(request: HttpRequest, handler: BundleUploadHandler) -> tuple[object | None, list]:
     """The uploaded .zip (field ``bundle``) and folder files (field ``files``) of a deploy request.
 
     Raises:
         DeployRejected: the upload passed the cap (the handler dropped it instead of reading it all).
     """
-    files = request.FILES  # parsed here at the latest (CSRF checking may have parsed it already)
+    files = request.FILES  # already parsed (see parse)
     if handler.too_large:
         message = f"the upload is over {handler.cap} bytes: make the bundle smaller"
         raise DeployRejected([Problem("/", message)])

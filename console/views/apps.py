@@ -63,6 +63,11 @@ def apps(request: HttpRequest, page: TenantPage) -> HttpResponse:
 @tenant_page(admin=True)
 def deploy(request: HttpRequest, page: TenantPage) -> HttpResponse:
     handler = uploads.install(request)
+    try:
+        uploads.parse(request)
+    except DeployRejected as rejected:
+        # Nothing was read, so nothing is done: showing the problem needs no CSRF check.
+        return _apps_page(request, page, problems=rejected.problems, status=422)
     return _deploy(request, page, handler)
 
 

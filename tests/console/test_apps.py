@@ -173,3 +173,13 @@ def test_rollback_and_undeploy_without_the_csrf_token_are_refused(signed_in, acm
 
 def test_deploy_answers_only_post(signed_in, acme):
     assert signed_in("admin").get(DEPLOY).status_code == 405
+
+
+def test_a_folder_of_more_files_than_a_request_takes_is_a_problem_not_an_error_page(
+    signed_in, acme, settings
+):
+    files = {f"server/f{n}.py": b"x = 1\n" for n in range(settings.DATA_UPLOAD_MAX_NUMBER_FILES)}
+    response = deploy_folder(signed_in("admin", csrf=True), {**bundle_files(), **files})
+    assert response.status_code == 422
+    assert "zip the folder and upload the .zip" in response.content.decode()
+    assert versions(acme) == []
