@@ -12,6 +12,7 @@ class ToolCallAuditAdmin(ReadOnlyAdmin):
         "created_at",
         "tenant",
         "user",
+        "oauth_client_id",
         "wire_name",
         "app_version",
         "outcome",
@@ -19,4 +20,4 @@ class ToolCallAuditAdmin(ReadOnlyAdmin):
         "error_id",
     ]
     list_filter = ["tenant", "outcome"]
-    search_fields = ["wire_name", "error_id"]
+    search_fields = ["wire_name", "error_id", "oauth_client_id"]

@@ -30,6 +30,7 @@ def record_call(
         tenant_id=caller.tenant_id,
         user_id=caller.user_id,
         token_id=caller.token_id,
+        oauth_client_id=caller.oauth_client_id or "",
         wire_name=wire_name,
         app_name=app_name,
         app_version=app_version,

@@ -22,6 +22,8 @@ class ToolCallAudit(TenantOwned):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
+    # The OAuth client the call came through (a client ID, or its metadata document URL), if any.
+    oauth_client_id = models.CharField(max_length=255, blank=True)
     wire_name = models.CharField(max_length=128)
     app_name = models.CharField(max_length=40, blank=True)
     app_version = models.PositiveIntegerField(null=True)

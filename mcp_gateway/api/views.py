@@ -25,6 +25,7 @@ class ToolCallAuditSerializer(serializers.ModelSerializer):
             "created_at",
             "username",
             "token_id",
+            "oauth_client_id",
             "wire_name",
             "app_name",
             "app_version",

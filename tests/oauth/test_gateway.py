@@ -11,6 +11,7 @@ from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
+from mcp_gateway.models import ToolCallAudit
 from tenants import actions
 from tests.mcp_gateway.conftest import all_tool_names, mcp_client
 from tests.oauth.flow import connect
@@ -103,3 +104,28 @@ def test_a_read_only_connection_sees_only_read_only_tools_like_a_read_only_token
 def test_static_tokens_keep_working_beside_oauth(mcp_url, live, acme, make_token):
     connect(Client(), "reader")
     assert tools_list(mcp_url(), make_token(acme, "reader")[1]).status_code == 200
+
+
+def test_audit_rows_carry_the_oauth_client_id(mcp_url, live):
+    connected = connect(Client(), "writer")
+
+    async def main():
+        async with mcp_client(mcp_url(), connected.access_token) as client:
+            await client.call_tool("acme_cases_echo", {"thing": "x"})
+
+    anyio.run(main)
+    row = ToolCallAudit.all_tenants.get(wire_name="acme_cases_echo")
+    assert row.oauth_client_id == connected.client_id
+    assert row.user.username == "writer"
+    assert ToolCallAudit.all_tenants.filter(oauth_client_id="").count() == 0
+
+
+def test_audit_rows_of_static_tokens_name_no_oauth_client(mcp_url, live, acme, make_token):
+    token = make_token(acme, "writer")[1]
+
+    async def main():
+        async with mcp_client(mcp_url(), token) as client:
+            await client.call_tool("acme_cases_echo", {"thing": "x"})
+
+    anyio.run(main)
+    assert ToolCallAudit.all_tenants.get(wire_name="acme_cases_echo").oauth_client_id == ""
