@@ -41,11 +41,13 @@ def caller_for_access_token(tenant: Tenant, raw: str, resource: str) -> Caller:
         raise InvalidToken("not an MCP token")
     if token.resource != [resource]:
         raise InvalidToken("issued for another resource")
-    refresh = getattr(token, "refresh_token", None)
+    refresh = getattr(token, "refresh_token", None)  # every token of a connection is issued with one
+    if refresh is None:
+        raise InvalidToken("no active connection")
     connection = (
         Connection.objects.for_tenant(tenant)
         .select_related("application")
-        .filter(token_family=refresh.token_family if refresh else None, revoked_at__isnull=True)
+        .filter(token_family=refresh.token_family, revoked_at__isnull=True)
         .first()
     )
     if connection is None or connection.user_id != token.user_id:
