@@ -17,6 +17,11 @@ Tool ``inputSchema``/``outputSchema`` and collection schemas are tenant input, s
   pattern RE2 refuses, nesting too deep for the interpreter, a keyword of the wrong type in a
   version deployed before the metaschema check) yields one error carrying an error id instead;
   the details go to the log, never to the caller.
+- **jsonschema-rs only ever says "valid".** At deploy, the metaschema check of each embedded schema
+  and the manifest's structural check ask jsonschema-rs first (microseconds, where the Python
+  checkers take milliseconds); a document it does not pass goes to the Python checker, which gives
+  the verdict and the messages. It never fetches either, and it is used only where it is exactly
+  as strict (``FastCheck``).
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ import inspect
 import logging
 import re
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
+import jsonschema_rs
 import re2
 import referencing
 import referencing.exceptions
@@ -36,6 +42,7 @@ import referencing.jsonschema
 from jsonschema import FormatChecker, _keywords, _legacy_keywords, _utils, validators
 from jsonschema.exceptions import UnknownType, ValidationError
 from jsonschema.protocols import Validator
+from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from tenants.error_ids import new_error_id
 
@@ -202,6 +209,125 @@ def metaschema_validator(dialect: type[Validator]) -> Validator:
     return safe(dialect.META_SCHEMA, registry=_NO_RETRIEVAL, format_checker=checker)
 
 
+# jsonschema-rs gives the Python checkers' verdict on a valid document in microseconds where they take
+# milliseconds (the metaschemas' $dynamicRef above all). It is trusted only when it says "valid": any
+# other answer (invalid, an input it cannot take, an error) sends the document to the Python checker,
+# which has the last word and writes the messages. Drafts 3 and 4 stay on Python alone: jsonschema-rs
+# has no draft 3, and draft 4's "enum" must have unique items, where jsonschema-rs counts 1 and 1.0 as
+# two values (the Python checker and JSON Schema count them as one).
+_FAST_DIALECTS = {
+    validators.Draft202012Validator: jsonschema_rs.Draft202012Validator,
+    validators.Draft201909Validator: jsonschema_rs.Draft201909Validator,
+    validators.Draft7Validator: jsonschema_rs.Draft7Validator,
+    validators.Draft6Validator: jsonschema_rs.Draft6Validator,
+}
+# Deeper documents go to the Python checker: jsonschema-rs recurses on the native stack, and in a
+# thread with a 64 KiB stack it crashes the process at 200 levels. A bundle's JSON has at most 64.
+_FAST_MAX_DEPTH = 64
+_JSON_SCALARS = frozenset((str, int, float, bool, type(None)))
+# What jsonschema-rs raises on a value it cannot take (a lone surrogate, a non-text key).
+_FAST_REFUSALS = (ValueError, TypeError, OverflowError, jsonschema_rs.ReferencingError)
+
+
+class FastCheck:
+    """jsonschema-rs applying one schema to plain JSON, trusted only when it finds no error."""
+
+    def __init__(self, validator: Any):
+        self._validator = validator
+
+    def passes(self, instance: Any, *, plain: bool = False) -> bool:
+        """True only if the schema surely accepts ``instance``; False means "ask the Python checker".
+
+        ``plain``: the caller found ``is_plain_json`` true of ``instance`` or of a document holding
+        it, so it is not walked again.
+        """
+        if self._validator is None or not (plain or is_plain_json(instance)):
+            return False
+        try:
+            return self._validator.is_valid(instance) is True
+        except _FAST_REFUSALS:
+            return False
+
+
+def fast_check(schema: dict, dialect: type[Validator], *, asserted_formats: Collection[str]) -> FastCheck:
+    """A ``FastCheck`` of platform schema ``schema`` that agrees with the Python checker when it passes.
+
+    Only for schemas whose patterns mean the same on RE2 and on Rust's regex crate (the metaschemas,
+    ``MANIFEST_SCHEMA``: ASCII classes and anchors), never for a tenant's. ``asserted_formats`` are
+    the formats the Python checker asserts: jsonschema-rs asserts none, so a schema that uses one of
+    them gets a check that never passes. Nothing is ever fetched: the schema's own references and the
+    bundled metaschemas resolve; a schema with any other reference gets a check that never passes.
+    """
+    fast = _FAST_DIALECTS.get(dialect)
+    if fast is None or _formats_in(schema) & set(asserted_formats):
+        return FastCheck(None)
+    try:
+        validator = fast(
+            schema,
+            validate_formats=False,
+            retriever=_refuse_fetch,
+            pattern_options=jsonschema_rs.RegexOptions(),  # linear time, like RE2
+        )
+    except _FAST_REFUSALS as err:
+        logger.warning("jsonschema-rs cannot compile a platform schema, Python checks it: %s", err)
+        return FastCheck(None)
+    return FastCheck(validator)
+
+
+@functools.cache
+def fast_metaschema_check(dialect: type[Validator]) -> FastCheck:
+    """The ``FastCheck`` counterpart of ``metaschema_validator(dialect)``."""
+    asserted = metaschema_validator(dialect).format_checker.checkers
+    vocabularies = [resource.contents for _, resource in METASCHEMAS.items()]
+    if _formats_in(*vocabularies) & set(asserted):  # a vocabulary the metaschema refers to uses it
+        return FastCheck(None)
+    return fast_check(dialect.META_SCHEMA, dialect, asserted_formats=asserted)
+
+
+def is_plain_json(value: Any) -> bool:
+    """Whether ``value`` is JSON as ``json.loads`` gives it, at most ``_FAST_MAX_DEPTH`` levels deep.
+
+    What a ``FastCheck`` may be given: jsonschema-rs reads a tuple as an array, which the Python
+    checkers do not, and recurses on the native stack. (Keys are not looked at: jsonschema-rs refuses
+    a key that is not text.)
+    """
+    level = [value]
+    for _ in range(_FAST_MAX_DEPTH):
+        deeper: list[Any] = []
+        for node in level:
+            kind = type(node)
+            if kind is dict:
+                deeper += [item for item in node.values() if type(item) not in _JSON_SCALARS]
+            elif kind is list:
+                deeper += [item for item in node if type(item) not in _JSON_SCALARS]
+            elif kind not in _JSON_SCALARS:
+                return False
+        if not deeper:
+            return True
+        level = deeper
+    return False
+
+
+def _refuse_fetch(uri: str) -> Any:
+    """jsonschema-rs's retriever: only what it holds resolves, nothing is ever fetched."""
+    raise ValueError(f"nothing is retrieved: {uri}")
+
+
+def _formats_in(*documents: Any) -> set[str]:
+    """The values of every "format" keyword in ``documents`` (over-approximated: data counts too)."""
+    used: set[str] = set()
+    stack = list(documents)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("format"), str):
+                used.add(node["format"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return used
+
+
 def local_lookup(schema: dict, dialect: type[Validator]) -> Callable[[str], Any]:
     """A function from a reference to its target inside ``schema`` alone, for deploy checks.
 
@@ -222,6 +348,11 @@ class SchemaValidator:
     def __init__(self, schema: Any, dialect: type[Validator]):
         self.schema = schema
         self.dialect = dialect
+
+    @property
+    def asserted_formats(self) -> Collection[str]:
+        """The formats this validator asserts (every one the dialect knows and the platform can check)."""
+        return _SAFE[self.dialect].FORMAT_CHECKER.checkers.keys()
 
     @functools.cached_property
     def _validator(self) -> Validator:

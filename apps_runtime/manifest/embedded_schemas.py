@@ -17,12 +17,12 @@ Every object in the schema is read as a (possible) subschema, except the values 
 ``enum``, ``default`` and ``examples`` (data) and the keys of maps of names such as ``properties``.
 """
 
-from collections.abc import Iterator
 from typing import Any
 
 from apps_runtime.json_schemas import (
     SCHEMA_FAULTS,
     dialect_for,
+    fast_metaschema_check,
     local_lookup,
     metaschema_validator,
     pattern_problem,
@@ -39,8 +39,11 @@ _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 _SELF_CONTAINED = "schemas must be self-contained and nothing is fetched"
 
 
-def embedded_schema_problems(value: dict, ptr: str, what: str) -> list[Problem]:
-    """Everything wrong with the schema ``value`` found at ``ptr``; ``what`` names it in messages."""
+def embedded_schema_problems(value: dict, ptr: str, what: str, *, plain: bool = False) -> list[Problem]:
+    """Everything wrong with the schema ``value`` found at ``ptr``; ``what`` names it in messages.
+
+    ``plain``: ``value`` is known to be plain JSON (``json_schemas.is_plain_json``).
+    """
     problems: list[Problem] = []
     root_type = value.get("type", _ABSENT)
     root_type_ok = root_type == "object"
@@ -53,8 +56,10 @@ def embedded_schema_problems(value: dict, ptr: str, what: str) -> list[Problem]:
     if dialect is None:
         problems.append(Problem(child(ptr, "$schema"), _unknown_dialect(value["$schema"])))
         return problems
-    problems += _metaschema_problems(value, ptr, what, dialect, skip_root_type=not root_type_ok)
+    # The safety rules first: a schema that breaks any of them never reaches jsonschema-rs.
     problems += _Walk(value, ptr, dialect).problems()
+    if problems or not fast_metaschema_check(dialect).passes(value, plain=plain):
+        problems += _metaschema_problems(value, ptr, what, dialect, skip_root_type=not root_type_ok)
     return problems
 
 
@@ -80,7 +85,10 @@ def _metaschema_problems(
 
 
 class _Walk:
-    """One pass over every subschema (iterative: depth is bounded by the bundle, not the stack)."""
+    """One pass over every subschema (iterative: depth is bounded by the bundle, not the stack).
+
+    Places are tuples of tokens under the schema's pointer, made into a pointer only for a problem.
+    """
 
     def __init__(self, schema: dict, ptr: str, dialect: type):
         self.schema = schema
@@ -91,56 +99,55 @@ class _Walk:
         self._lookup: Any = None
 
     def problems(self) -> list[Problem]:
-        stack: list[tuple[Any, str]] = [(self.schema, self.root)]
+        stack: list[tuple[Any, tuple]] = [(self.schema, ())]
         while stack:
             node, at = stack.pop()
             if isinstance(node, list):
-                stack.extend((item, child(at, index)) for index, item in enumerate(node))
+                stack += [(item, (*at, index)) for index, item in enumerate(node)]
             elif isinstance(node, dict):
-                stack.extend(self.visit(node, at))
+                self.visit(node, at, stack)
         return self.found
 
-    def add(self, ptr: str, message: str) -> None:
-        self.found.append(Problem(ptr, message))
+    def add(self, at: tuple, message: str) -> None:
+        self.found.append(Problem(child(self.root, *at), message))
 
-    def visit(self, node: dict, at: str) -> Iterator[tuple[Any, str]]:
-        """Check one schema object; yield what to visit under it."""
+    def visit(self, node: dict, at: tuple, stack: list[tuple[Any, tuple]]) -> None:
+        """Check one schema object; push what to visit under it onto ``stack``."""
         for key, value in node.items():
-            here = child(at, key)
             if key in _DATA:
                 continue
             if key in _REFERENCES and isinstance(value, str):
-                self.check_reference(key, value, here)
+                self.check_reference(key, value, (*at, key))
             elif key == self.id_keyword and isinstance(value, str):
-                self.check_id(value, here, at_root=at == self.root)
-            elif key == "$schema" and at != self.root and dialect_for({"$schema": value}) is None:
-                self.add(here, _unknown_dialect(value))
+                self.check_id(value, (*at, key), at_root=not at)
+            elif key == "$schema" and at and dialect_for({"$schema": value}) is None:
+                self.add((*at, key), _unknown_dialect(value))
             elif key == "pattern" and isinstance(value, str):
-                self.check_pattern(value, here)
+                self.check_pattern(value, (*at, key))
             if key in _NAME_MAPS and isinstance(value, dict):
                 for name, subschema in value.items():
                     if key == "patternProperties":
-                        self.check_pattern(name, child(here, name))
-                    yield subschema, child(here, name)
+                        self.check_pattern(name, (*at, key, name))
+                    stack.append((subschema, (*at, key, name)))
             elif isinstance(value, dict | list):
-                yield value, here
+                stack.append((value, (*at, key)))
 
-    def check_reference(self, keyword: str, ref: str, ptr: str) -> None:
+    def check_reference(self, keyword: str, ref: str, at: tuple) -> None:
         if not ref.startswith("#"):
             self.add(
-                ptr,
+                at,
                 f"{keyword} {describe(ref)} points outside this schema: {_SELF_CONTAINED}, so every "
                 f"{keyword} is local; put the schema under $defs and refer to it as '#/$defs/<name>'",
             )
             return
         if keyword == "$recursiveRef" and ref != "#":
-            self.add(ptr, f"$recursiveRef must be '#', not {describe(ref)}")
+            self.add(at, f"$recursiveRef must be '#', not {describe(ref)}")
             return
         target = self.resolve(ref)
         if target is _ABSENT:
-            self.add(ptr, f"{keyword} {describe(ref)} points at nothing in this schema: fix the pointer")
+            self.add(at, f"{keyword} {describe(ref)} points at nothing in this schema: fix the pointer")
         elif not isinstance(target, dict | bool):
-            self.add(ptr, f"{keyword} {describe(ref)} points at {describe(target)}, which is not a schema")
+            self.add(at, f"{keyword} {describe(ref)} points at {describe(target)}, which is not a schema")
 
     def resolve(self, ref: str) -> Any:
         try:
@@ -150,26 +157,26 @@ class _Walk:
         except SCHEMA_FAULTS:
             return _ABSENT
 
-    def check_id(self, value: str, ptr: str, *, at_root: bool) -> None:
+    def check_id(self, value: str, at: tuple, *, at_root: bool) -> None:
         keyword = self.id_keyword
         if not at_root:
             self.add(
-                ptr,
+                at,
                 f"{keyword} is allowed only at the root of the schema: an embedded {keyword} starts a new "
                 "document, so '#' references inside it would no longer point into this one; remove it "
                 "(use $anchor to name a subschema)",
             )
         elif value.partition("#")[2]:
             self.add(
-                ptr,
+                at,
                 f"{keyword} {describe(value)} must not have a fragment: name the document (e.g. "
                 "'urn:my-app:input') and use $anchor for subschemas",
             )
 
-    def check_pattern(self, pattern: str, ptr: str) -> None:
+    def check_pattern(self, pattern: str, at: tuple) -> None:
         if len(pattern) > s.SCHEMA_PATTERN_MAX:
             self.add(
-                ptr,
+                at,
                 f"the pattern is {len(pattern)} characters long: shorten it to at most "
                 f"{s.SCHEMA_PATTERN_MAX}",
             )
@@ -177,7 +184,7 @@ class _Walk:
         reason = pattern_problem(pattern)
         if reason is not None:
             self.add(
-                ptr,
+                at,
                 f"the pattern {describe(pattern)} uses a regex feature that is not supported: {reason}; "
                 "patterns run on RE2 syntax (no lookaround or backreferences)",
             )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps_runtime.auth_expr import AuthExpr, InvalidAuthExpression, parse_auth
+from apps_runtime.json_schemas import is_plain_json
 from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.compatibility import compatibility_warnings, iter_tools
 from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
@@ -66,12 +67,14 @@ def validate_manifest(
     """
     if wire_prefix is not None and wire_limit is None:
         raise ValueError("wire_limit is required with wire_prefix")
-    checker = _Checker(manifest, frozenset(files))
+    plain = is_plain_json(manifest)  # once for the whole manifest, for the jsonschema-rs fast paths
+    checker = _Checker(manifest, frozenset(files), plain=plain)
     checker.run()
     if wire_prefix is not None:
         checker.check_wire_names(wire_prefix, wire_limit, held_wire_names or {})
     covered = {problem.pointer for problem in checker.problems}
-    structural = [problem for problem in schema_problems(manifest) if problem.pointer not in covered]
+    found = schema_problems(manifest, plain=plain)
+    structural = [problem for problem in found if problem.pointer not in covered]
     problems = ordered(checker.problems + structural)
     warnings = ordered(compatibility_warnings(manifest))
     if problems:
@@ -82,9 +85,10 @@ def validate_manifest(
 class _Checker:
     """The semantic checks; each one skips values the schema pass already rejects by type."""
 
-    def __init__(self, manifest: Any, files: frozenset[str]):
+    def __init__(self, manifest: Any, files: frozenset[str], *, plain: bool):
         self.manifest = manifest if isinstance(manifest, dict) else {}
         self.files = files
+        self.plain = plain
         self.problems: list[Problem] = []
         self.routes: dict[str, _Route] = {}
 
@@ -211,7 +215,7 @@ class _Checker:
 
     def check_embedded_schema(self, value: dict, ptr: str, what: str) -> None:
         """Object root, its metaschema, local references only, patterns RE2 can run."""
-        self.problems += embedded_schema_problems(value, ptr, what)
+        self.problems += embedded_schema_problems(value, ptr, what, plain=self.plain)
 
     def check_tools(self) -> None:
         names: dict[str, int] = {}
