@@ -269,6 +269,12 @@ SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 3 if DEBUG else 2)
 SANDBOX_TIER = os.environ.get("SANDBOX_TIER") or None
 SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 4)
 SANDBOX_QUEUE_TIMEOUT_MS = _env_int("SANDBOX_QUEUE_TIMEOUT_MS", 5000)
+# Call slots: at most SANDBOX_MAX_CONCURRENT handler runs at once per server process, each with a tmpfs of
+# SANDBOX_SCRATCH_MB and (as root) a uid of its own from SANDBOX_UID_RANGE ("first-last"), which must be free
+# on the host. Unset: the sandbox's own defaults (docs/isolation.md).
+SANDBOX_MAX_CONCURRENT = _env_int("SANDBOX_MAX_CONCURRENT", 64)
+SANDBOX_SCRATCH_MB = _env_int("SANDBOX_SCRATCH_MB", 64)
+SANDBOX_UID_RANGE = _env_int_range("SANDBOX_UID_RANGE")
 # Records: a query's filters stay few (each is a JSON key lookup), and a tenant's storage is bounded
 # per record and in total (sizes are compact UTF-8 JSON bytes of the record's data).
 RECORDS_QUERY_MAX_WHERE_KEYS = _env_int("RECORDS_QUERY_MAX_WHERE_KEYS", 20)

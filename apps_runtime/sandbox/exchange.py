@@ -140,12 +140,47 @@ def _read_available(fd: int, budget: int = _READ_BUDGET) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
+class Spare:
+    """A child the zygote forked ahead of its call, for one call slot: the host's ends of its protocol
+    socket, log pipe and report pipe. Used for exactly one call (``exchange``), or closed unused (the child
+    then sees end of file and exits).
+    """
+
+    def __init__(self, zygote: ZygoteProcess, call_id: int, uid: list[int] | None):
+        """Ask ``zygote`` to fork the child; it applies what no call changes and waits for its call.
+
+        Raises:
+            ZygoteLost: the zygote is gone or not reading its control socket.
+        """
+        self.zygote = zygote
+        self.call_id = call_id
+        self.sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.log_r, log_w = os.pipe()
+        self.report_r, report_w = os.pipe()
+        try:
+            zygote.spawn(call_id, {"uid": uid}, [child_sock.fileno(), log_w, report_w])
+        except ZygoteLost:
+            self.close()
+            raise
+        finally:
+            # Only the child (and the zygote, for the report) may hold these, or no end of file ever comes.
+            child_sock.close()
+            os.close(log_w)
+            os.close(report_w)
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            os.close(self.log_r)
+            os.close(self.report_r)
+            self.sock = None
+
+
 def exchange(
-    zygote: ZygoteProcess, call_id: int, config: dict, request_payload: bytes, limits: SandboxLimits,
-    broker: Broker,
+    spare: Spare, config: dict, request_payload: bytes, limits: SandboxLimits, broker: Broker,
 ) -> Transcript:
-    """Run one call through ``zygote`` and record what happened. On return the child has exited, or the
-    zygote has been told to kill it.
+    """Run one call in ``spare`` (which is closed on return) and record what happened. On return the child
+    has exited, or the zygote has been told to kill it.
 
     Exceptions raised by ``broker`` other than BrokerError propagate (after the child is killed): they are
     the platform's own faults, not the handler's.
@@ -153,31 +188,28 @@ def exchange(
     t = Transcript()
     conv = _Conversation(limits, broker, t)
     started = time.monotonic()
+    zygote, call_id = spare.zygote, spare.call_id
     with ExitStack() as stack:
-        host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        stack.callback(host_sock.close)
-        log_r, log_w = os.pipe()
-        stack.callback(os.close, log_r)
-        report_r, report_w = os.pipe()
-        stack.callback(os.close, report_r)
+        stack.callback(spare.close)
+        host_sock, log_r, report_r = spare.sock, spare.log_r, spare.report_r
+        conv.child_deadline = started + limits.timeout_ms / 1000
         try:
-            zygote.spawn(call_id, config, [child_sock.fileno(), log_w, report_w])
+            zygote.arm(call_id, conv.child_deadline)
         except ZygoteLost:
             t.zygote_lost = True
             return t
-        finally:
-            # Only the child (and the zygote, for the report) may hold these, or no end of file ever comes.
-            child_sock.close()
-            os.close(log_w)
-            os.close(report_w)
         stack.callback(lambda: t.exit is None and zygote.kill_call(call_id))
 
         host_sock.setblocking(False)
         proto = host_sock.fileno()
         os.set_blocking(log_r, False)
         os.set_blocking(report_r, False)
-        conv.outbox += protocol.pack(request_payload)
-        conv.child_deadline = started + limits.timeout_ms / 1000
+        # The call's config first: the child reads it before any tenant code runs, so it can trust it.
+        conv.outbox += protocol.pack(protocol.dumps({"call": config})) + protocol.pack(request_payload)
+        try:  # at once: the child is waiting for it, and the socket buffer takes a small request whole
+            del conv.outbox[:host_sock.send(conv.outbox)]
+        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+            pass  # the poll loop sends the rest, or sees the child gone
         backstop = conv.child_deadline + BACKSTOP_MARGIN_S
         poller = select.poll()
         poller.register(log_r, select.POLLIN)

@@ -96,6 +96,8 @@ class Slot:
     # Call dirs that could not be removed (the handler wrote into them while being killed): retried when
     # the slot is released again, by which time the zygote has reaped that child.
     orphans: list[str] = field(default_factory=list)
+    # The child forked ahead of the slot's next call (an exchange.Spare), if any.
+    spare: object = None
 
     @property
     def ids(self) -> list[int] | None:

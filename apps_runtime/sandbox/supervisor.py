@@ -19,7 +19,7 @@ import time
 
 from . import tiers
 from .exceptions import RequestTooLarge, SandboxUnavailable
-from .exchange import exchange
+from .exchange import Spare, exchange
 from .fairshare import TenantGate
 from .invocation import Broker, Invocation, Outcome
 from .runtime import protocol
@@ -55,6 +55,7 @@ class Sandbox:
         max_concurrent: int = 64,
         scratch_mb: int = 64,
         uid_range: tuple[int, int] = DEFAULT_UID_RANGE,
+        prefork: bool = True,
     ):
         """Prepare a sandbox; the tier probe and the zygote start on ``start()`` or the first call.
 
@@ -68,7 +69,9 @@ class Sandbox:
         number or name; ``tier`` forces one tier instead of probing (tests, benchmarks; "unconfined", tier 4,
         is accepted only with ``min_tier`` 4). ``max_concurrent_per_tenant`` bounds the runs in flight per
         ``Invocation.tenant_key``; a run waiting longer than ``queue_timeout_ms`` for a slot fails with
-        HandlerFailed("sandbox_unavailable").
+        HandlerFailed("sandbox_unavailable"). With ``prefork`` (the default) each call slot keeps a child
+        forked and partly confined ahead of its next call (fork and seccomp leave the call's path); without
+        it the child is forked when the call comes (the bare fork-per-call the benchmark compares with).
 
         Raises:
             ValueError: an unknown tier, a non-positive limit, or an empty uid range.
@@ -87,6 +90,8 @@ class Sandbox:
         if not (type(first) is int and type(last) is int and 0 < first <= last < 2**32 - 1):
             raise ValueError(f"uid_range must be (first, last) with 0 < first <= last, got {uid_range!r}")
         self._bwrap = bwrap
+        self._prefork = bool(prefork)
+        self._all_slots: list[Slot] = []
         self._uid_range = (first, last)
         self._max_concurrent = max_concurrent
         self._scratch_bytes = scratch_mb * _MIB
@@ -137,6 +142,21 @@ class Sandbox:
     @property
     def bundle_root(self) -> str | None:
         return self._bundle_root
+
+    @property
+    def max_concurrent(self) -> int:
+        """Calls in flight at once (call slots)."""
+        return self._max_concurrent
+
+    @property
+    def uid_range(self) -> tuple[int, int]:
+        """(first, last) uids the handlers run as, when the platform runs as root."""
+        return self._uid_range
+
+    @property
+    def scratch_mb(self) -> int:
+        """Scratch space per call, in MiB (a bound in total only where ``scratch_bytes_per_call`` says)."""
+        return self._scratch_bytes // _MIB
 
     @property
     def scratch_bytes_per_call(self) -> int | None:
@@ -195,7 +215,7 @@ class Sandbox:
             if self._uids is not None:
                 self._uids.close()
             raise SandboxUnavailable(f"Handler sandbox: cannot prepare its call slots: {exc}") from None
-        self._scratch, self._slots = area, SlotPool(slots)
+        self._scratch, self._slots, self._all_slots = area, SlotPool(slots), slots
 
     def _probe(self) -> None:
         if self._slots is None:
@@ -312,13 +332,12 @@ class Sandbox:
     def _run(self, invocation: Invocation, bundle_dir: str, payload: bytes, broker: Broker,
              slot: Slot) -> Outcome:
         limits = invocation.limits
-        confined = self._spec.level < tiers.UNCONFINED
+        confined = self._confined
         scratch_dir = slot.new_call_dir(owned=confined)
         config = {
             "bundle_dir": bundle_dir,
             "handler": invocation.handler,
             "scratch_dir": scratch_dir,
-            "uid": slot.ids if confined else None,
             "limits": dataclasses.asdict(limits),
         }
         try:
@@ -327,7 +346,15 @@ class Sandbox:
                 zygote = self._current_zygote()
                 if zygote is None:
                     break
-                transcript = exchange(zygote, next(self._call_ids), config, payload, limits, broker)
+                try:
+                    spare = self._take_spare(slot, zygote)
+                except ZygoteLost:
+                    transcript = None
+                    self._discard(zygote)
+                    if attempt == 1:
+                        break
+                    continue  # found dead before it forked: no handler code ran
+                transcript = exchange(spare, config, payload, limits, broker)
                 if not (transcript.zygote_lost or transcript.zygote_hung):
                     break
                 self._discard(zygote)
@@ -336,9 +363,42 @@ class Sandbox:
                     break
         finally:
             slot.clear(scratch_dir)
+            self._refill(slot)
         if transcript is None:
             raise unavailable(invocation, "the zygote cannot be started")
         return judge(invocation, transcript)
+
+    def _take_spare(self, slot: Slot, zygote: ZygoteProcess) -> Spare:
+        """The slot's spare child if ``zygote`` made it, else a child forked now.
+
+        Raises:
+            ZygoteLost: the zygote is gone or not reading its control socket.
+        """
+        spare, slot.spare = slot.spare, None
+        if spare is not None and spare.zygote is zygote:
+            return spare
+        if spare is not None:
+            spare.close()  # a replaced zygote's (dead with it)
+        return Spare(zygote, next(self._call_ids), slot.ids if self._confined else None)
+
+    def _refill(self, slot: Slot) -> None:
+        """Have the zygote fork the slot's next child now, off the next call's path. The zygote first reaps
+        the child that just served the slot: no two processes of one call uid ever live at once.
+        """
+        if not self._prefork or slot.spare is not None:
+            return
+        with self._lock:
+            zygote = self._zygote if not self._closed else None
+        if zygote is None or zygote.owner_pid != os.getpid():
+            return
+        try:
+            slot.spare = Spare(zygote, next(self._call_ids), slot.ids if self._confined else None)
+        except ZygoteLost:
+            pass  # the next call on this slot finds out and starts a new zygote
+
+    @property
+    def _confined(self) -> bool:
+        return self._spec.level < tiers.UNCONFINED
 
     def _current_zygote(self) -> ZygoteProcess | None:
         with self._lock:
@@ -373,6 +433,10 @@ class Sandbox:
         with self._start_lock, self._lock:
             self._closed = True
             zygote, self._zygote = self._zygote, None
+        for slot in self._all_slots:
+            spare, slot.spare = slot.spare, None
+            if spare is not None:
+                spare.close()
         if zygote is not None and zygote.owner_pid == os.getpid():
             zygote.close()
         if self._scratch is not None:

@@ -163,7 +163,7 @@ class ZygoteProcess:
         return self._proc.poll() is None
 
     def spawn(self, call_id: int, config: dict, fds: list[int]) -> None:
-        """Ask the zygote to fork a child for ``call_id`` with ``fds`` = [protocol, log, report].
+        """Ask the zygote to fork a (spare) child for ``call_id`` with ``fds`` = [protocol, log, report].
 
         Raises:
             ZygoteLost: the zygote is gone or not reading its control socket.
@@ -172,6 +172,18 @@ class ZygoteProcess:
         try:
             socket.send_fds(self._sock, [message], fds)
         except OSError as exc:  # BrokenPipe/ConnectionReset: dead; TimeoutError: hung
+            raise ZygoteLost(f"cannot reach the zygote: {exc!r}") from exc
+
+    def arm(self, call_id: int, deadline: float) -> None:
+        """Tell the zygote that the spare of ``call_id`` got its call: SIGKILL it at ``deadline``
+        (``time.monotonic()``, the same clock in the sandbox).
+
+        Raises:
+            ZygoteLost: the zygote is gone or not reading its control socket.
+        """
+        try:
+            self._sock.send(json.dumps({"cmd": "arm", "id": call_id, "deadline": deadline}).encode())
+        except OSError as exc:
             raise ZygoteLost(f"cannot reach the zygote: {exc!r}") from exc
 
     def kill_call(self, call_id: int) -> None:

@@ -22,6 +22,7 @@ EXIT_NO_MEMORY = protocol.EXIT_NO_MEMORY
 EXIT_INTERNAL = protocol.EXIT_INTERNAL
 
 HANDLER_MODULE = "__handler__"
+MAX_CALL_CONFIG = 64 * 1024
 _DISK_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -250,11 +251,29 @@ def _report_internal(exc: BaseException) -> None:
         pass  # the host is gone; the exit code still tells the zygote
 
 
-def main(config: dict, proto_fd: int, log_fd: int) -> None:
-    """Entry point right after ``fork()`` in the zygote. Never returns."""
+def _await_call(uid: list[int] | None) -> dict:
+    """Block until the host sends this spare its call: the first frame on the protocol socket, written by
+    the host before any tenant code can reach the socket (so it is trusted).
+    """
+    payload = protocol.read_frame(PROTO_FD, MAX_CALL_CONFIG)
+    if payload is None:
+        os._exit(EXIT_OK)  # the sandbox closed (or dropped this spare) before using it
+    config = json.loads(payload)["call"]
+    config["uid"] = uid  # the slot's, fixed when the spare was made
+    return config
+
+
+def main(spare: dict, proto_fd: int, log_fd: int) -> None:
+    """Entry point right after ``fork()`` in the zygote. Never returns.
+
+    The child is made ahead of its call (a *spare*, bound to the call slot's uid in ``spare["uid"]``): it
+    applies what no call changes, then waits for the call's config, then confines itself for that call.
+    """
     code = EXIT_INTERNAL
     try:
         _become_child(proto_fd, log_fd)
+        hardening.prepare_spare()
+        config = _await_call(spare.get("uid"))
         handler_problem = _check_handler_path(config)  # with full access still, before hardening
         bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"],
                                              config.get("uid"))

@@ -77,6 +77,7 @@ class Confinement:
         self.keep_fds = keep_fds  # fds the handler keeps: the stdlib's O_PATH fds in fd_paths mode
         self.ruleset = ruleset
         self.seccomp = seccomp_filter
+        self.spare_prepared = False  # set in a child by prepare_spare: harden skips what it did
         self._libc = ctypes.CDLL(None, use_errno=True) if tier < UNCONFINED else None
 
     @property
@@ -209,6 +210,28 @@ def _set_rlimits(limits: dict, max_tasks: int | None) -> None:
     _limit(resource.RLIMIT_CORE, 0)
 
 
+def prepare_spare(keep: list[int] = ()) -> None:
+    """What a spare child applies to itself before its call is known: the limits no call changes, the IPC
+    namespace (tier 3 as root), no new privileges and the seccomp filter; then it closes every fd the
+    zygote held but the fixed ones (Landlock's path fds, the stdlib's in fd_paths mode). Irreversible; call
+    once, right after the fork, before ``harden``. The seccomp filter leaves what ``harden`` does later
+    (open, chdir, the uid drop, Landlock, lowering limits) allowed.
+    """
+    conf = _confinement or Confinement(RLIMITS, False, [], None, None)
+    if conf.tier >= UNCONFINED:
+        return
+    _limit(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
+    _limit(resource.RLIMIT_CORE, 0)
+    if conf.ipc_namespace:
+        conf.unshare(CLONE_NEWIPC)  # needs CAP_SYS_ADMIN: before the drop
+    conf.prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if conf.seccomp is not None:
+        conf.seccomp.apply()
+    fixed = conf.ruleset.fixed_fds if conf.ruleset is not None else []
+    close_fds_above(4, [*conf.keep_fds, *fixed, *keep])
+    conf.spare_prepared = True
+
+
 def harden(
     limits: dict, bundle_dir: str | None = None, scratch_dir: str | None = None, uid: list[int] | None = None
 ) -> tuple[str | None, list[int]]:
@@ -231,7 +254,7 @@ def harden(
     else:
         max_tasks = limits.get("max_threads") if uid is not None else None
     _set_rlimits(limits, max_tasks)
-    if conf.ipc_namespace:
+    if conf.ipc_namespace and not conf.spare_prepared:
         conf.unshare(CLONE_NEWIPC)  # needs CAP_SYS_ADMIN: before the drop
 
     bundle_fd = scratch_fd = None
@@ -259,7 +282,7 @@ def harden(
         os.close(scratch_fd)
     # Not dumpable: no other process of the same uid may ptrace us or read /proc/<pid>/mem|environ.
     conf.prctl(PR_SET_DUMPABLE, 0)
-    if conf.seccomp is not None:
+    if conf.seccomp is not None and not conf.spare_prepared:
         conf.seccomp.apply()
     _limit(resource.RLIMIT_NOFILE, MAX_OPEN_FILES)
 
@@ -295,11 +318,12 @@ def close_fds_above(lowest: int, keep: list[int]) -> None:
 
 # -- self-test ----------------------------------------------------------------------------------------------
 
-def _probe(conf: Confinement, uid: list[int] | None) -> list[str]:
+def _probe(conf: Confinement, uid: list[int] | None, keep: list[int]) -> list[str]:
     """In a throwaway child: harden (as ``uid``, if given), then check that the tier's blocks hold.
     Returns the problems.
     """
     problems = []
+    prepare_spare(keep)
     harden({"timeout_ms": 2000, "memory_mb": 256, "max_threads": 2}, uid=uid)
     if uid is not None and (os.getuid(), os.getgid()) != tuple(uid):
         problems.append(f"runs as uid {os.getuid()} gid {os.getgid()}, expected {uid}")
@@ -381,7 +405,7 @@ def self_test(probe_uid: list[int] | None, timeout_s: float = 5.0) -> dict:
         code = 1
         try:
             os.close(result_r)
-            problems = _probe(conf, probe_uid)
+            problems = _probe(conf, probe_uid, [result_w])
             os.write(result_w, json.dumps(problems).encode())
             code = 0
         except BaseException as exc:  # report anything: the host logs it as the reason the tier is unusable

@@ -2,7 +2,10 @@
 forks a fresh child for it, kills the child at its wall-clock deadline and reports how it exited.
 
 Control socket (SOCK_SEQPACKET, one JSON message each):
-  host -> zygote  {"cmd": "spawn", "id": n, "config": {...}}  with fds [protocol, log write end, report]
+  host -> zygote  {"cmd": "spawn", "id": n, "config": {"uid": [uid, gid] | null}}  with fds [protocol, log
+                  write end, report]: fork a *spare* child for a call slot, ahead of its call; the host
+                  later writes the call to the spare's protocol socket itself
+                  {"cmd": "arm", "id": n, "deadline": t}  the call started: kill it at CLOCK_MONOTONIC t
                   {"cmd": "kill", "id": n}
   zygote -> host  {"ready": bool, "pid": ..., "tier": name, "selftest": {"ok", "problems", ...}} once, at
                   start, after a probe child checked that this tier's blocks hold (ready is false if not)
@@ -33,13 +36,14 @@ MAX_CONTROL_MESSAGE = 64 * 1024
 class _Call:
     __slots__ = ("call_id", "uid", "pid", "pidfd", "report_fd", "deadline", "timed_out", "killed")
 
-    def __init__(self, call_id: int, uid: int | None, pid: int, pidfd: int, report_fd: int, deadline: float):
+    def __init__(self, call_id: int, uid: int | None, pid: int, pidfd: int, report_fd: int,
+                 deadline: float | None):
         self.call_id = call_id
         self.uid = uid
         self.pid = pid
         self.pidfd = pidfd
         self.report_fd = report_fd
-        self.deadline = deadline
+        self.deadline = deadline  # None while a spare waits for its call
         self.timed_out = False
         self.killed = False
 
@@ -77,17 +81,21 @@ class Zygote:
     def serve(self) -> None:
         """Run until the host closes the control socket."""
         while True:
-            for fd, _ in self.poller.poll(self._poll_timeout_ms()):
-                if fd == self.ctrl.fileno():
-                    if not self._on_control():
-                        self._shutdown()
-                        return
-                else:
-                    self._on_exit(self.calls[fd])
+            ready = [fd for fd, _ in self.poller.poll(self._poll_timeout_ms())]
+            # Exits first: a control message may reap a call (and close its pidfd) or open a new pidfd
+            # that reuses a number of this batch, which must then not be taken for an exit.
+            for fd in ready:
+                call = self.calls.get(fd)
+                if call is not None:
+                    self._on_exit(call)
+            if self.ctrl.fileno() in ready and not self._on_control():
+                self._shutdown()
+                return
             self._enforce_deadlines()
 
     def _poll_timeout_ms(self) -> int | None:
-        pending = [c.deadline for c in self.calls.values() if not c.timed_out and not c.killed]
+        pending = [c.deadline for c in self.calls.values()
+                   if c.deadline is not None and not c.timed_out and not c.killed]
         if not pending:
             return None
         return max(0, int((min(pending) - time.monotonic()) * 1000) + 1)
@@ -95,7 +103,7 @@ class Zygote:
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
         for call in list(self.calls.values()):
-            if not call.timed_out and not call.killed and now >= call.deadline:
+            if call.deadline is not None and not call.timed_out and not call.killed and now >= call.deadline:
                 call.timed_out = True
                 _kill_group(call)
 
@@ -108,6 +116,10 @@ class Zygote:
             if message.get("cmd") == "spawn" and len(fds) == 3:
                 self._spawn(message["id"], message["config"], *fds)
                 fds = []
+            elif message.get("cmd") == "arm":
+                call = self.by_id.get(message.get("id"))
+                if call is not None and call.deadline is None:
+                    call.deadline = float(message["deadline"])
             elif message.get("cmd") == "kill":
                 call = self.by_id.get(message.get("id"))
                 if call is not None and not call.killed:
@@ -144,8 +156,7 @@ class Zygote:
         os.close(proto_fd)
         os.close(log_fd)
         _report(report_fd, {"event": "forked"})
-        deadline = time.monotonic() + config["limits"]["timeout_ms"] / 1000
-        call = _Call(call_id, uid, pid, os.pidfd_open(pid), report_fd, deadline)
+        call = _Call(call_id, uid, pid, os.pidfd_open(pid), report_fd, None)
         self.calls[call.pidfd] = call
         self.by_id[call_id] = call
         if uid is not None:
