@@ -20,7 +20,7 @@ from tests.oauth.flow import REDIRECT_URI, pkce_pair
 from tests.oauth.live import PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "oauth"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "oauth"
 
 
 @pytest.fixture
