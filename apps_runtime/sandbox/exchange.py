@@ -178,9 +178,11 @@ class Spare:
 
 def exchange(
     spare: Spare, config: dict, request_payload: bytes, limits: SandboxLimits, broker: Broker,
+    code: bytes | None = None,
 ) -> Transcript:
     """Run one call in ``spare`` (which is closed on return) and record what happened. On return the child
-    has exited, or the zygote has been told to kill it.
+    has exited, or the zygote has been told to kill it. ``code`` is the handler's marshalled code, if the
+    host has it (the child compiles the source otherwise).
 
     Exceptions raised by ``broker`` other than BrokerError propagate (after the child is killed): they are
     the platform's own faults, not the handler's.
@@ -205,7 +207,10 @@ def exchange(
         os.set_blocking(log_r, False)
         os.set_blocking(report_r, False)
         # The call's config first: the child reads it before any tenant code runs, so it can trust it.
-        conv.outbox += protocol.pack(protocol.dumps({"call": config})) + protocol.pack(request_payload)
+        conv.outbox += protocol.pack(protocol.dumps({"call": {**config, "code": code is not None}}))
+        if code is not None:
+            conv.outbox += protocol.pack(code)
+        conv.outbox += protocol.pack(request_payload)
         try:  # at once: the child is waiting for it, and the socket buffer takes a small request whole
             del conv.outbox[:host_sock.send(conv.outbox)]
         except (BlockingIOError, BrokenPipeError, ConnectionResetError):

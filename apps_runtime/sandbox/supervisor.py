@@ -8,6 +8,7 @@ scratch filesystem of bounded size (see ``scratch.py``).
 
 import atexit
 import dataclasses
+import importlib.util
 import itertools
 import logging
 import os
@@ -18,6 +19,7 @@ import threading
 import time
 
 from . import tiers
+from .bytecode import BytecodeCache
 from .exceptions import RequestTooLarge, SandboxUnavailable
 from .exchange import Spare, exchange
 from .fairshare import TenantGate
@@ -36,6 +38,7 @@ logger = logging.getLogger("apps_runtime.sandbox")
 # (above container ranges, below the foreign-image range); the range must own no file and run no process.
 DEFAULT_UID_RANGE = (1879048192, 1879113727)
 _MIB = 1024 * 1024
+_BYTECODE_MAGIC = importlib.util.MAGIC_NUMBER.hex()
 
 
 class Sandbox:
@@ -92,6 +95,7 @@ class Sandbox:
         self._bwrap = bwrap
         self._prefork = bool(prefork)
         self._all_slots: list[Slot] = []
+        self._bytecode = BytecodeCache()
         self._uid_range = (first, last)
         self._max_concurrent = max_concurrent
         self._scratch_bytes = scratch_mb * _MIB
@@ -354,7 +358,8 @@ class Sandbox:
                     if attempt == 1:
                         break
                     continue  # found dead before it forked: no handler code ran
-                transcript = exchange(spare, config, payload, limits, broker)
+                transcript = exchange(spare, config, payload, limits, broker,
+                                      self._handler_code(zygote, bundle_dir, invocation.handler))
                 if not (transcript.zygote_lost or transcript.zygote_hung):
                     break
                 self._discard(zygote)
@@ -367,6 +372,12 @@ class Sandbox:
         if transcript is None:
             raise unavailable(invocation, "the zygote cannot be started")
         return judge(invocation, transcript)
+
+    def _handler_code(self, zygote: ZygoteProcess, bundle_dir: str, handler: str) -> bytes | None:
+        """The handler's code compiled once by this process, if the zygote's interpreter can load it."""
+        if zygote.ready.get("bytecode") != _BYTECODE_MAGIC:
+            return None
+        return self._bytecode.get(bundle_dir, handler)
 
     def _take_spare(self, slot: Slot, zygote: ZygoteProcess) -> Spare:
         """The slot's spare child if ``zygote`` made it, else a child forked now.

@@ -9,6 +9,7 @@ import errno
 import fcntl
 import io
 import json
+import marshal
 import os
 import signal
 import sys
@@ -23,6 +24,7 @@ EXIT_INTERNAL = protocol.EXIT_INTERNAL
 
 HANDLER_MODULE = "__handler__"
 MAX_CALL_CONFIG = 64 * 1024
+MAX_CODE_BYTES = 16 * 1024 * 1024  # a handler's marshalled code (its source is at most 256 KiB)
 _DISK_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -130,15 +132,29 @@ def _check_handler_path(config: dict) -> "_Failure | None":
     return None
 
 
-def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber):
-    path = os.path.normpath(os.path.join(bundle_path, rel))
+def _relocate(code: types.CodeType, path: str) -> types.CodeType:
+    """``code`` (and the functions and classes it defines) as if compiled from ``path``: the host compiled
+    it from the bundle's real path, the child may reach the bundle under another (``/proc/self/fd/N``).
+    """
+    consts = tuple(_relocate(c, path) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=path, co_consts=consts)
+
+
+def _handler_code(path: str, code: bytes | None) -> types.CodeType:
+    if code is not None:  # compiled once by the host (see the host's bytecode.py)
+        return _relocate(marshal.loads(code), path)
     with open(path, "rb") as f:
         source = f.read()
+    return compile(source, path, "exec", dont_inherit=True)
+
+
+def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber, code: bytes | None = None):
+    path = os.path.normpath(os.path.join(bundle_path, rel))
     module = types.ModuleType(HANDLER_MODULE)
     module.__file__ = path
     sys.modules[HANDLER_MODULE] = module  # dataclasses and pickling look classes up by module name
     try:
-        exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
+        exec(_handler_code(path, code), module.__dict__)
     except MemoryError:
         raise
     except BaseException as exc:
@@ -189,7 +205,7 @@ def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
     })
     sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
-    handle = _load_handler(bundle_path, config["handler"], scrub)
+    handle = _load_handler(bundle_path, config["handler"], scrub, config.get("code"))
     request = sdk.Request(request_data, _Channel(PROTO_FD).call)
     try:
         value = handle(request)
@@ -251,6 +267,25 @@ def _report_internal(exc: BaseException) -> None:
         pass  # the host is gone; the exit code still tells the zygote
 
 
+_WARM_UP_SOURCE = "def handle(request):\n    return {'ok': True, 'echo': request.body}\n"
+
+
+def _warm_up() -> None:
+    """Walk the call's own code path once on dummy data while the spare waits: the pages it writes
+    (reference counts, allocator arenas, the compiler's) are copied from the zygote now, not on the call's
+    path. Runs nothing of a tenant.
+    """
+    config = json.loads(protocol.dumps({"call": {"bundle_dir": RUNTIME_DIR, "handler": "x.py",
+                                                 "scratch_dir": RUNTIME_DIR, "limits": {}}}))["call"]
+    traces.Scrubber(RUNTIME_DIR, {config["bundle_dir"]: ".", RUNTIME_DIR: "<platform>"})
+    module = types.ModuleType(HANDLER_MODULE)
+    code = marshal.dumps(compile(_WARM_UP_SOURCE, "<warm-up>", "exec", dont_inherit=True))
+    exec(_handler_code("<warm-up>", code), module.__dict__)
+    value = module.handle(sdk.Request(json.loads(b'{"method": "POST", "body": {"n": 1}}'), None))
+    _result_frame(value, {"max_response_bytes": 1 << 20}, "x.py")
+    os.path.isfile(os.path.realpath(os.path.join(RUNTIME_DIR, "child.py")))
+
+
 def _await_call(uid: list[int] | None) -> dict:
     """Block until the host sends this spare its call: the first frame on the protocol socket, written by
     the host before any tenant code can reach the socket (so it is trusted).
@@ -259,6 +294,8 @@ def _await_call(uid: list[int] | None) -> dict:
     if payload is None:
         os._exit(EXIT_OK)  # the sandbox closed (or dropped this spare) before using it
     config = json.loads(payload)["call"]
+    # The handler's compiled code follows, in a frame of its own, when the host has it.
+    config["code"] = protocol.read_frame(PROTO_FD, MAX_CODE_BYTES) if config.get("code") is True else None
     config["uid"] = uid  # the slot's, fixed when the spare was made
     return config
 
@@ -273,6 +310,7 @@ def main(spare: dict, proto_fd: int, log_fd: int) -> None:
     try:
         _become_child(proto_fd, log_fd)
         hardening.prepare_spare()
+        _warm_up()
         config = _await_call(spare.get("uid"))
         handler_problem = _check_handler_path(config)  # with full access still, before hardening
         bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"],

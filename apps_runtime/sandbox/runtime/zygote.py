@@ -7,14 +7,16 @@ Control socket (SOCK_SEQPACKET, one JSON message each):
                   later writes the call to the spare's protocol socket itself
                   {"cmd": "arm", "id": n, "deadline": t}  the call started: kill it at CLOCK_MONOTONIC t
                   {"cmd": "kill", "id": n}
-  zygote -> host  {"ready": bool, "pid": ..., "tier": name, "selftest": {"ok", "problems", ...}} once, at
-                  start, after a probe child checked that this tier's blocks hold (ready is false if not)
+  zygote -> host  {"ready": bool, "pid": ..., "tier": name, "selftest": {"ok", "problems", ...}, "bytecode":
+                  the interpreter's .pyc magic (hex)} once, at start, after a probe child checked that this
+                  tier's blocks hold (ready is false if not)
 Report pipe (one per call, written only by the zygote, so the child cannot forge it; length-prefixed JSON):
   {"event": "forked"} then {"event": "exit", "exitcode": int, "timed_out": bool, "killed": bool}
   where a negative exitcode is the signal that ended the child.
 """
 
 import gc
+import importlib.util
 import json
 import os
 import select
@@ -201,6 +203,7 @@ def main(ctrl_fd: int, config: dict | None = None) -> None:
     child.prepare()
     selftest = hardening.self_test(config.get("probe_uid"))
     ctrl.send(json.dumps({"ready": selftest["ok"], "pid": os.getpid(), "tier": confinement.name,
+                          "bytecode": importlib.util.MAGIC_NUMBER.hex(),
                           "selftest": selftest}).encode())
     if not selftest["ok"]:
         return
