@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 
@@ -10,8 +11,6 @@ import pytest
 from tests.fuzz import profile  # noqa: F401
 from tests.support import mcp_wire as wire
 from tests.support.platform_process import PlatformProcess, migrated_database
-
-API_TENANT, API_PREFIX = "api", "api_"
 
 
 @dataclass(frozen=True)
@@ -21,6 +20,9 @@ class Served:
     Tenant ``acme`` is for the MCP fuzzers; tenant ``api`` (people ``api_*``) is for the REST API
     fuzzer, whose deletes and revocations must not take the MCP fuzzers' tokens away.
     """
+
+    api_slug: ClassVar[str] = "api"
+    api_prefix: ClassVar[str] = "api_"
 
     platform: PlatformProcess
     tokens: dict[str, str]
@@ -38,7 +40,7 @@ class Served:
         """Membership and a fresh token for ``api_<name>``, after the API fuzzer removed or revoked them."""
         code = (
             "import json; from tests.support.platform_seed import restore; "
-            f"print(json.dumps(restore({API_TENANT!r}, {name!r}, {API_PREFIX!r})))"
+            f"print(json.dumps(restore({self.api_slug!r}, {name!r}, {self.api_prefix!r})))"
         )
         self.api_tokens[name] = self.platform.python(code)
         return self.api_tokens[name]
@@ -50,7 +52,7 @@ def served(tmp_path_factory) -> Served:
     database = migrated_database(workdir)
     platform = PlatformProcess(workdir, database.url)
     try:
-        acme, api = platform.seed(("acme", ""), (API_TENANT, API_PREFIX))
+        acme, api = platform.seed(("acme", ""), (Served.api_slug, Served.api_prefix))
         platform.start()
         yield Served(platform, acme["tokens"], api["tokens"])
     finally:

@@ -15,10 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from tests.fuzz.bar import leaks
-from tests.fuzz.conftest import API_PREFIX, API_TENANT
 from tests.fuzz.profile import fuzz_settings
 from tests.support import mcp_wire as wire
+from tests.support.leaks import leaks
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +31,8 @@ def api_schema(served):
     )
 
 
-def cases(api_schema) -> st.SearchStrategy:
-    fixed = {"path_parameters": {"slug": API_TENANT}}
+def cases(api_schema, slug: str) -> st.SearchStrategy:
+    fixed = {"path_parameters": {"slug": slug}}
     return st.one_of(
         api_schema.as_strategy(GenerationMode.POSITIVE, **fixed),
         api_schema.as_strategy(GenerationMode.NEGATIVE, **fixed),
@@ -47,7 +46,7 @@ def intact(served, session: requests.Session, who: str) -> bool:
     401 or 404 means the fuzzer revoked the token or removed the person.
     """
     me = session.get(
-        f"{served.base_url}/api/tenants/{API_TENANT}/members/{API_PREFIX}{who}",
+        f"{served.base_url}/api/tenants/{served.api_slug}/members/{served.api_prefix}{who}",
         headers={"Authorization": f"Bearer {served.api_tokens[who]}"},
         timeout=30,
     )
@@ -68,7 +67,7 @@ def test_the_rest_api_answers_generated_requests_cleanly(served, api_schema, who
     session = requests.Session()
 
     @fuzz_settings(max_examples=60)
-    @given(case=cases(api_schema))
+    @given(case=cases(api_schema, served.api_slug))
     def run(case):
         token = token_of(served, session, who)
         response = case.call(

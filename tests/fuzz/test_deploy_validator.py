@@ -23,9 +23,9 @@ from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import DeployRejected, bundle_from_mapping, read_bundle, read_bundle_bytes
 from apps_runtime.models import App, Tool
 from tests.fuzz import strategies as fz
-from tests.fuzz.bar import leaks
 from tests.fuzz.profile import fuzz_settings
 from tests.support.apps import HANDLERS, cases_manifest
+from tests.support.leaks import leaks
 
 FIXTURE_APPS = Path(__file__).resolve().parents[2] / "fixtures" / "apps"
 

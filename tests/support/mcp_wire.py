@@ -29,13 +29,19 @@ def modern_headers(token: str | None, message: Any) -> dict[str, str]:
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     if isinstance(message, dict):
-        if isinstance(message.get("method"), str) and message["method"].isprintable():
-            headers["Mcp-Method"] = message["method"]
+        method = message.get("method")
+        if _header_safe(method):
+            headers["Mcp-Method"] = method
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
-        if isinstance(name, str) and name.isascii() and name.isprintable():
+        if _header_safe(name):
             headers["Mcp-Name"] = name
     return headers
+
+
+def _header_safe(value: Any) -> bool:
+    """Whether an HTTP client can send ``value`` as a header value at all (else the header is left out)."""
+    return isinstance(value, str) and value.isascii() and value.isprintable() and value == value.strip()
 
 
 def request(method: str, params: dict | None = None, *, id: Any = 1, modern: bool = True) -> dict:
