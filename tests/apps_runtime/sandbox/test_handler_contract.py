@@ -1,4 +1,4 @@
-"""The handler contract of DESIGN.md: what a handler receives and what its return values become."""
+"""The handler contract in the README: what a handler receives and what its return values become."""
 
 import pytest
 

@@ -1,0 +1,184 @@
+"""The README's examples, run as written against a served demo: the check that they keep working.
+
+A fenced block right after ``<!-- readme-test -->`` runs in bash against the demo tenant that
+``seed_demo`` builds (as ``make demo`` does), served by ``manage.py serve`` on a free port, from a
+scratch folder that looks like the checkout (``manage.py`` and ``examples/``). Only what cannot be
+the same on a test machine is changed: ``http://127.0.0.1:8000`` becomes the served port,
+``.venv/bin/python`` the interpreter running the tests, ``TOKEN``/``ADMIN_TOKEN`` are the reader's and
+the admin's tokens (as the README asks), and ``curl`` fails on an HTTP error status.
+
+``<!-- readme-test: exits 1 -->`` expects that exit status instead of 0, and a ```text block right
+after a block holds lines its output must contain. ``<!-- readme-test: needs npm -->`` runs where
+npm is installed (CI installs it). ``<!-- readme-test: manifest -->`` marks the manifest example: it
+must deploy, with its handlers stubbed, without a problem or a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from apps_runtime.deploy import deploy_bundle
+from apps_runtime.manifest import bundle_from_mapping
+from tests.support.platform_process import PlatformProcess, migrated_database
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DEMO_ORIGIN = "http://127.0.0.1:8000"
+BLOCK_SECONDS = 300
+_MARKED = re.compile(
+    r"<!-- readme-test(?::\s*(?P<mode>[^>]*?))?\s*-->\n```(?P<lang>\w+)\n(?P<code>.*?)\n```\n"
+    r"(?:\n```text\n(?P<expected>.*?)\n```\n)?",
+    re.S,
+)
+# curl as the README writes it, but a 4xx/5xx fails the block; the newline keeps outputs apart.
+_PRELUDE = 'curl() { command curl --silent --show-error --fail-with-body "$@"; echo; }\n'
+
+
+@dataclass(frozen=True)
+class Example:
+    section: str
+    lang: str
+    mode: str
+    code: str
+    expected: list[str]
+
+    @property
+    def exit_status(self) -> int:
+        found = re.fullmatch(r"exits (\d+)", self.mode)
+        return int(found.group(1)) if found else 0
+
+
+def examples(lang: str) -> list[Example]:
+    text = README.read_text()
+    found = []
+    for match in _MARKED.finditer(text):
+        headings = re.findall(r"^## (.+)$", text[: match.start()], re.M)
+        found.append(
+            Example(
+                section=headings[-1] if headings else "top",
+                lang=match["lang"],
+                mode=(match["mode"] or "").strip(),
+                code=match["code"],
+                expected=[line for line in (match["expected"] or "").splitlines() if line.strip()],
+            )
+        )
+    return [example for example in found if example.lang == lang]
+
+
+SHELL_EXAMPLES = examples("bash")
+
+
+def _id(example: Example) -> str:
+    return f"{example.section}: {example.code.splitlines()[0][:60]}"
+
+
+def test_the_readme_marks_its_runnable_examples():
+    sections = {example.section for example in SHELL_EXAMPLES}
+    assert {"The demo", "Connecting MCP clients", "Your first app"} <= sections
+    assert len(examples("json")) == 1
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo as ``make demo`` builds it, served, and a scratch folder that looks like the checkout."""
+    workdir = tmp_path_factory.mktemp("readme-demo")
+    database = migrated_database(workdir)
+    platform = PlatformProcess(workdir, database.url)
+    checkout = workdir / "checkout"
+    checkout.mkdir()
+    for name in ("manage.py", "examples"):
+        (checkout / name).symlink_to(ROOT / name)
+    try:
+        seeded = platform.manage("seed_demo", "--base-url", platform.base_url).stdout
+        rows = [line.split() for line in seeded.splitlines()]
+        tokens = {row[0]: row[-1] for row in rows if row and row[-1].startswith("lcp_")}
+        platform.start()
+        yield platform, checkout, tokens
+    finally:
+        platform.stop()
+        database.drop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", SHELL_EXAMPLES, ids=_id)
+def test_each_readme_shell_example_runs_as_written(demo, example):
+    platform, checkout, tokens = demo
+    if example.mode == "needs npm" and shutil.which("npm") is None:
+        pytest.skip("npm is not installed here (CI installs it)")
+    code = example.code.replace(DEMO_ORIGIN, platform.base_url)
+    code = code.replace(".venv/bin/python", shlex.quote(sys.executable))
+    strict = "" if example.exit_status else "set -euo pipefail\n"
+    env = {
+        **platform.env,
+        "TOKEN": tokens["reader"],
+        "ADMIN_TOKEN": tokens["admin"],
+        "MCP_URL": f"{platform.base_url}/t/acme/mcp",  # the example client's stand-in for --url
+    }
+    done = subprocess.run(
+        ["bash", "-c", strict + _PRELUDE + code],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_SECONDS,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == example.exit_status, output
+    for line in example.expected:
+        assert line in output, f"{line!r} is not in the output:\n{output}"
+
+
+@pytest.mark.django_db
+def test_the_readme_manifest_example_deploys_without_a_warning(make_tenant):
+    [example] = examples("json")
+    manifest = json.loads(example.code)
+    stub = "def handle(request):\n    return {}\n"
+    handlers = {spec["handler"]: stub for spec in manifest["routes"].values()}
+    result = deploy_bundle(make_tenant(), bundle_from_mapping(manifest, handlers), acting_user=None)
+    assert result.warnings == []
+
+
+def _example_client(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "mcp_client.py"), *args],
+        env={**(env or {}), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_the_example_client_lists_what_the_caller_may_use_and_calls_a_tool(demo):
+    platform, _, tokens = demo
+    url = f"{platform.base_url}/t/acme/mcp"
+    member = _example_client("--url", url, "--token", tokens["member"])
+    assert member.returncode == 0, member.stderr
+    assert "acme_helpdesk_list_tickets" in member.stdout and "acme_case_portal_find_case" not in member.stdout
+    called = _example_client(
+        "--call", "acme_case_portal_find_case", "--arguments", '{"query": "ada"}',
+        env={"MCP_URL": url, "MCP_TOKEN": tokens["reader"]},
+    )
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout.split("->\n", 1)[1])["result"][0]["client_name"] == "Ada Lovelace"
+
+
+@pytest.mark.slow
+def test_the_example_client_says_what_is_wrong_in_one_line(demo):
+    platform, _, tokens = demo
+    url = f"{platform.base_url}/t/acme/mcp"
+    refused = _example_client("--url", url, "--token", "lcp_not_a_token")
+    assert (refused.returncode, refused.stderr.count("\n")) == (1, 1)
+    assert refused.stderr.startswith(f"error: {url} refused") and "check the token" in refused.stderr
+    call = ("--call", "acme_case_portal_get_case", "--arguments", '{"case_id": "nope"}')
+    failing = _example_client("--url", url, "--token", tokens["reader"], *call)
+    assert failing.returncode == 1 and "case not found" in failing.stdout
