@@ -98,7 +98,8 @@ def _failure_response(result: RouteResult) -> JsonResponse:
     body = problem(
         result.status,
         result.error_code,
-        f"{title} (error id {result.error_id}); a tenant admin reads what happened at {result.error_url}",
+        f"{title} (error id {result.error_id}); a tenant admin reads what happened at {result.error_url} "
+        "or on the tenant console's Errors page",
         title=title,
         errorId=result.error_id,
         instance=result.error_url,

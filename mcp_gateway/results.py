@@ -51,7 +51,7 @@ def route_result(
         # The caller is often not who can read the failure: say who can, and where.
         return error_result(
             f"Tool failed (error id {result.error_id}). A tenant admin reads what happened at "
-            f"{result.error_url}."
+            f"{result.error_url} or on the tenant console's Errors page."
         )
     if result.status >= 400:
         return error_result(_handler_message(result.body, result.status))
