@@ -146,8 +146,9 @@ class Spare:
     then sees end of file and exits).
     """
 
-    def __init__(self, zygote: ZygoteProcess, call_id: int, uid: list[int] | None):
-        """Ask ``zygote`` to fork the child; it applies what no call changes and waits for its call.
+    def __init__(self, zygote: ZygoteProcess, call_id: int, uid: list[int] | None, ahead: bool = True):
+        """Ask ``zygote`` to fork the child; it applies what no call changes and waits for its call (made
+        ``ahead`` of it, it also warms its code path up first).
 
         Raises:
             ZygoteLost: the zygote is gone or not reading its control socket.
@@ -158,7 +159,7 @@ class Spare:
         self.log_r, log_w = os.pipe()
         self.report_r, report_w = os.pipe()
         try:
-            zygote.spawn(call_id, {"uid": uid}, [child_sock.fileno(), log_w, report_w])
+            zygote.spawn(call_id, {"uid": uid, "warm": ahead}, [child_sock.fileno(), log_w, report_w])
         except ZygoteLost:
             self.close()
             raise

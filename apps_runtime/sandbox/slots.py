@@ -118,7 +118,11 @@ class Slot:
 
 
 class SlotPool:
-    """Hands out slots first in, first out (a released uid is reused as late as possible)."""
+    """Hands out the slot released last first: each slot keeps a spare child forked for its next call
+    (see ``Sandbox(prefork=...)``), so reusing few slots keeps few spares — as many as calls ever ran at
+    once. A slot's uid may thus be reused right away: the zygote reaps its previous child before it forks
+    the next one on that uid.
+    """
 
     def __init__(self, slots: list[Slot]):
         self.size = len(slots)
@@ -130,7 +134,7 @@ class SlotPool:
         with self._cond:
             if not self._cond.wait_for(lambda: self._free, timeout=max(0.0, timeout_s)):
                 return None
-            return self._free.popleft()
+            return self._free.pop()
 
     def release(self, slot: Slot) -> None:
         with self._cond:

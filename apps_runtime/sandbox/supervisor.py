@@ -390,7 +390,7 @@ class Sandbox:
             return spare
         if spare is not None:
             spare.close()  # a replaced zygote's (dead with it)
-        return Spare(zygote, next(self._call_ids), slot.ids if self._confined else None)
+        return Spare(zygote, next(self._call_ids), slot.ids if self._confined else None, ahead=False)
 
     def _refill(self, slot: Slot) -> None:
         """Have the zygote fork the slot's next child now, off the next call's path. The zygote first reaps

@@ -310,7 +310,8 @@ def main(spare: dict, proto_fd: int, log_fd: int) -> None:
     try:
         _become_child(proto_fd, log_fd)
         hardening.prepare_spare()
-        _warm_up()
+        if spare.get("warm"):  # made ahead of its call: time to spare
+            _warm_up()
         config = _await_call(spare.get("uid"))
         handler_problem = _check_handler_path(config)  # with full access still, before hardening
         bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"],

@@ -2,9 +2,9 @@
 forks a fresh child for it, kills the child at its wall-clock deadline and reports how it exited.
 
 Control socket (SOCK_SEQPACKET, one JSON message each):
-  host -> zygote  {"cmd": "spawn", "id": n, "config": {"uid": [uid, gid] | null}}  with fds [protocol, log
-                  write end, report]: fork a *spare* child for a call slot, ahead of its call; the host
-                  later writes the call to the spare's protocol socket itself
+  host -> zygote  {"cmd": "spawn", "id": n, "config": {"uid": [uid, gid] | null, "warm": bool}}  with fds
+                  [protocol, log write end, report]: fork a *spare* child for a call slot (ahead of its
+                  call when "warm"); the host later writes the call to the spare's protocol socket itself
                   {"cmd": "arm", "id": n, "deadline": t}  the call started: kill it at CLOCK_MONOTONIC t
                   {"cmd": "kill", "id": n}
   zygote -> host  {"ready": bool, "pid": ..., "tier": name, "selftest": {"ok", "problems", ...}, "bytecode":
