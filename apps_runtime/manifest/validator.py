@@ -11,7 +11,7 @@ because it is the more specific one.
 """
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,6 @@ from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
 from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
 from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
-from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
 
 _APP_NAME = re.compile(s.APP_NAME_PATTERN)
 _KEY_NAME = re.compile(s.COLLECTION_NAME_PATTERN)
@@ -46,32 +45,18 @@ class _Route:
         return self.method, tuple("{}" if seg.startswith("{") else seg for seg in self.segments)
 
 
-def validate_manifest(
-    manifest: Any,
-    files: Collection[str],
-    *,
-    wire_prefix: str | None = None,
-    wire_limit: int | None = None,
-    held_wire_names: Mapping[str, str] | None = None,
-) -> list[Problem]:
+def validate_manifest(manifest: Any, files: Collection[str]) -> list[Problem]:
     """Check a manifest for deploy and return its client-compatibility warnings.
 
-    ``files`` holds the bundle-relative POSIX paths present in the bundle. When ``wire_prefix`` (the
-    tenant's prefix) is given, each tool's wire name is also checked against the built-in tools and
-    ``held_wire_names`` (wire name -> a description of its holder, e.g. "tool 'x' of app 'y'"): the
-    names other apps of the tenant hold, without the app being redeployed.
+    ``files`` holds the bundle-relative POSIX paths present in the bundle. Wire names need the
+    tenant (its prefix, the names its other apps hold): the deploy checks them (``deploy.py``).
 
     Raises:
         DeployRejected: with every problem found (and the warnings), never just the first.
-        ValueError: ``wire_prefix`` without ``wire_limit``.
     """
-    if wire_prefix is not None and wire_limit is None:
-        raise ValueError("wire_limit is required with wire_prefix")
     plain = is_plain_json(manifest)  # once for the whole manifest, for the jsonschema-rs fast paths
     checker = _Checker(manifest, frozenset(files), plain=plain)
     checker.run()
-    if wire_prefix is not None:
-        checker.check_wire_names(wire_prefix, wire_limit, held_wire_names or {})
     covered = {problem.pointer for problem in checker.problems}
     found = schema_problems(manifest, plain=plain)
     structural = [problem for problem in found if problem.pointer not in covered]
@@ -315,33 +300,6 @@ class _Checker:
                     f"runAs {run_as!r} must name roles, e.g. 'role:case_writer': a job acts as a member "
                     "holding those roles",
                 )
-
-    def check_wire_names(self, prefix: str, limit: int, held: Mapping[str, str]) -> None:
-        app = self.manifest.get("name")
-        if not isinstance(app, str) or not _APP_NAME.fullmatch(app):
-            return
-        builtins = {builtin_wire_name(prefix, b, limit=limit): b for b in BUILTIN_TOOLS}
-        taken: dict[str, tuple[int, str]] = {}
-        for index, tool in iter_tools(self.manifest):
-            name = tool.get("name")
-            if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
-                continue
-            wire = wire_name(prefix, app, name, limit=limit)
-            ptr = pointer("mcp", "tools", index, "name")
-            if wire in builtins:
-                self.add(
-                    ptr,
-                    f"wire name {wire!r} is held by the built-in tool {builtins[wire]!r}: rename the tool",
-                )
-            elif wire in held:
-                self.add(ptr, f"wire name {wire!r} is held by {held[wire]}: rename the tool")
-            elif wire in taken and taken[wire][1] != name:
-                self.add(
-                    ptr,
-                    f"wire name {wire!r} is also the wire name of /mcp/tools/{taken[wire][0]}: rename one",
-                )
-            else:
-                taken.setdefault(wire, (index, name))
 
 
 def _items(value: Any) -> list[tuple[str, Any]]:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from apps_runtime.manifest import MANIFEST_SCHEMA, read_bundle, read_bundle_bytes, validate_manifest
+from apps_runtime.manifest import MANIFEST_SCHEMA, read_bundle, read_bundle_bytes
+from apps_runtime.manifest.handlers import check_bundle
 from apps_runtime.sandbox.runtime import sdk
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "apps"
@@ -24,7 +25,7 @@ def test_there_are_example_bundles():
 @pytest.mark.parametrize("path", BUNDLES, ids=lambda path: path.name)
 def test_each_bundle_validates_with_no_problems_and_no_warnings(path):
     bundle = read_bundle(path)
-    assert validate_manifest(bundle.manifest, bundle.files, wire_prefix="acme", wire_limit=64) == []
+    assert check_bundle(bundle) == []  # the manifest and the handlers' code
     assert list(Draft202012Validator(MANIFEST_SCHEMA).iter_errors(bundle.manifest)) == []
 
 

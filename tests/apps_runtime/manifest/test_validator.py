@@ -1,7 +1,6 @@
 import pytest
 
 from apps_runtime.manifest import DeployRejected, validate_manifest
-from apps_runtime.wire_names import wire_name
 from tests.apps_runtime.manifest.builders import (
     DELETE,
     FILES,
@@ -463,49 +462,3 @@ def test_deploy_rejected_carries_the_warnings_too():
     with pytest.raises(DeployRejected) as info:
         validate_manifest(manifest, FILES)
     assert [w.pointer for w in info.value.warnings] == [f"{TOOL}/annotations"]
-
-
-# Wire names need the tenant: its prefix and limit, and the names other apps hold.
-
-
-def test_wire_names_are_not_checked_without_a_prefix():
-    validate_manifest(edited([("/name", "records"), (f"{TOOL}/name", "query")]), FILES)
-
-
-def test_a_tool_taking_a_builtin_wire_name_is_refused_naming_the_builtin():
-    manifest = edited([("/name", "records"), (f"{TOOL}/name", "query")])
-    problems = problems_of(manifest, wire_prefix="acme", wire_limit=64)
-    assert [str(p) for p in problems] == [
-        "/mcp/tools/0/name: wire name 'acme_records_query' is held by the built-in tool 'records_query': "
-        "rename the tool"
-    ]
-
-
-def test_a_tool_taking_a_wire_name_held_by_another_app_is_refused_naming_the_holder():
-    held = {"acme_case_portal_get_case": "tool 'case_portal_get_case' of app 'acme_legacy'"}
-    problems = problems_of(valid_manifest(), wire_prefix="acme", wire_limit=64, held_wire_names=held)
-    assert [str(p) for p in problems] == [
-        "/mcp/tools/1/name: wire name 'acme_case_portal_get_case' is held by tool 'case_portal_get_case' of "
-        "app 'acme_legacy': rename the tool"
-    ]
-
-
-def test_wire_names_free_for_the_tenant_are_accepted():
-    held = {"acme_other_app_find_case": "tool 'find_case' of app 'other_app'"}
-    assert (
-        validate_manifest(valid_manifest(), FILES, wire_prefix="acme", wire_limit=64, held_wire_names=held)
-        == []
-    )
-
-
-def test_wire_names_are_compared_after_hashing_to_the_limit():
-    long_tool = "t" * 40
-    wire = wire_name("acme", "case_portal", long_tool, limit=32)
-    manifest = edited([(f"{TOOL}/name", long_tool)])
-    problems = problems_of(manifest, wire_prefix="acme", wire_limit=32, held_wire_names={wire: "app 'x'"})
-    assert [p.pointer for p in problems] == [f"{TOOL}/name"]
-
-
-def test_a_prefix_without_a_limit_is_a_programming_error():
-    with pytest.raises(ValueError):
-        validate_manifest(valid_manifest(), FILES, wire_prefix="acme")
