@@ -325,6 +325,9 @@ OAUTH_REFRESH_TOKEN_DAYS = _env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
 OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("OAUTH_CIMD_ALLOW_LOOPBACK", DEBUG)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/accounts/"
+# A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a
+# folder as one request, so Django's default of 100 files per request would refuse most of them.
+DATA_UPLOAD_MAX_NUMBER_FILES = 500
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth.AuthorizationCode"
 OAUTH2_PROVIDER = {
