@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Where `make demo` serves: `make demo PORT=8001`, or HOST=0.0.0.0 with ALLOWED_HOSTS for other machines.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 export DEBUG ?= true
