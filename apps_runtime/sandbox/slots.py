@@ -96,8 +96,9 @@ class Slot:
     # Call dirs that could not be removed (the handler wrote into them while being killed): retried when
     # the slot is released again, by which time the zygote has reaped that child.
     orphans: list[str] = field(default_factory=list)
-    # The child forked ahead of the slot's next call (an exchange.Spare), if any.
+    # The child forked ahead of the slot's next call (an exchange.Spare), if any; only hot slots keep one.
     spare: object = None
+    hot: bool = False
 
     @property
     def ids(self) -> list[int] | None:
@@ -118,25 +119,28 @@ class Slot:
 
 
 class SlotPool:
-    """Hands out the slot released last first: each slot keeps a spare child forked for its next call
-    (see ``Sandbox(prefork=...)``), so reusing few slots keeps few spares — as many as calls ever ran at
-    once. A slot's uid may thus be reused right away: the zygote reaps its previous child before it forks
-    the next one on that uid.
+    """Hands out slots first in, first out, the ``hot`` ones (those keeping a spare child, see
+    ``Sandbox(prefork=...)``) before the others. A hot slot's spare is forked when the slot is released and
+    has until the slot comes round again to get ready (handed out last-released-first, a sequential caller
+    would wait for each fork); a released uid is reused as late as possible.
     """
 
-    def __init__(self, slots: list[Slot]):
+    def __init__(self, slots: list[Slot], hot: int = 0):
         self.size = len(slots)
-        self._free = collections.deque(slots)
+        for index, slot in enumerate(slots):
+            slot.hot = index < hot
+        self._hot = collections.deque(slots[:hot])
+        self._cold = collections.deque(slots[hot:])
         self._cond = threading.Condition()
 
     def acquire(self, timeout_s: float) -> Slot | None:
         """A free slot, waiting at most ``timeout_s``; None if none freed up."""
         with self._cond:
-            if not self._cond.wait_for(lambda: self._free, timeout=max(0.0, timeout_s)):
+            if not self._cond.wait_for(lambda: self._hot or self._cold, timeout=max(0.0, timeout_s)):
                 return None
-            return self._free.pop()
+            return (self._hot or self._cold).popleft()
 
     def release(self, slot: Slot) -> None:
         with self._cond:
-            self._free.append(slot)
+            (self._hot if slot.hot else self._cold).append(slot)
             self._cond.notify()

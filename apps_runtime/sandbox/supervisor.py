@@ -58,7 +58,7 @@ class Sandbox:
         max_concurrent: int = 64,
         scratch_mb: int = 64,
         uid_range: tuple[int, int] = DEFAULT_UID_RANGE,
-        prefork: bool = True,
+        prefork: int = 8,
     ):
         """Prepare a sandbox; the tier probe and the zygote start on ``start()`` or the first call.
 
@@ -72,9 +72,10 @@ class Sandbox:
         number or name; ``tier`` forces one tier instead of probing (tests, benchmarks; "unconfined", tier 4,
         is accepted only with ``min_tier`` 4). ``max_concurrent_per_tenant`` bounds the runs in flight per
         ``Invocation.tenant_key``; a run waiting longer than ``queue_timeout_ms`` for a slot fails with
-        HandlerFailed("sandbox_unavailable"). With ``prefork`` (the default) each call slot keeps a child
-        forked and partly confined ahead of its next call (fork and seccomp leave the call's path); without
-        it the child is forked when the call comes (the bare fork-per-call the benchmark compares with).
+        HandlerFailed("sandbox_unavailable"). ``prefork`` call slots (handed out first) each keep a child
+        forked and partly confined ahead of its next call, so fork and seccomp leave the call's path; the
+        others (calls beyond ``prefork`` at once), and all with ``prefork=0``, fork the child when the call
+        comes (the bare fork-per-call the benchmark compares with).
 
         Raises:
             ValueError: an unknown tier, a non-positive limit, or an empty uid range.
@@ -93,7 +94,9 @@ class Sandbox:
         if not (type(first) is int and type(last) is int and 0 < first <= last < 2**32 - 1):
             raise ValueError(f"uid_range must be (first, last) with 0 < first <= last, got {uid_range!r}")
         self._bwrap = bwrap
-        self._prefork = bool(prefork)
+        if type(prefork) not in (int, bool) or prefork < 0:
+            raise ValueError(f"prefork must be a non-negative int, got {prefork!r}")
+        self._prefork = int(prefork)
         self._all_slots: list[Slot] = []
         self._bytecode = BytecodeCache()
         self._uid_range = (first, last)
@@ -219,7 +222,7 @@ class Sandbox:
             if self._uids is not None:
                 self._uids.close()
             raise SandboxUnavailable(f"Handler sandbox: cannot prepare its call slots: {exc}") from None
-        self._scratch, self._slots, self._all_slots = area, SlotPool(slots), slots
+        self._scratch, self._slots, self._all_slots = area, SlotPool(slots, hot=self._prefork), slots
 
     def _probe(self) -> None:
         if self._slots is None:
@@ -396,7 +399,7 @@ class Sandbox:
         """Have the zygote fork the slot's next child now, off the next call's path. The zygote first reaps
         the child that just served the slot: no two processes of one call uid ever live at once.
         """
-        if not self._prefork or slot.spare is not None:
+        if not slot.hot or slot.spare is not None:
             return
         with self._lock:
             zygote = self._zygote if not self._closed else None

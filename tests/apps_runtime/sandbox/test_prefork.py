@@ -93,10 +93,24 @@ def test_the_next_call_runs_in_a_child_forked_before_it_arrived_and_each_child_s
 
 
 def test_without_prefork_the_child_is_forked_when_the_call_comes(one_slot_box, bundle_dir):
-    box = one_slot_box(2, prefork=False)
+    box = one_slot_box(2, prefork=0)
     write_bundle(bundle_dir, {HANDLER: REPORT_PID})
     invocation = Invocation(str(bundle_dir), HANDLER, {})
     box.run(invocation, refuse_data_calls)
 
     _wait_for(lambda: not _children(box.zygote_pid), "the zygote holds no child between calls")
     assert isinstance(box.run(invocation, refuse_data_calls).body, int)
+
+
+def test_only_prefork_slots_keep_a_spare_child(bundles_root, bundle_dir, tmp_path):
+    box = Sandbox(bundle_root=str(bundles_root), scratch_root=str(tmp_path), tier=2, max_concurrent=4,
+                  prefork=2)
+    try:
+        write_bundle(bundle_dir, {HANDLER: REPORT_PID})
+        invocation = Invocation(str(bundle_dir), HANDLER, {})
+        pids = {box.run(invocation, refuse_data_calls).body for _ in range(5)}
+
+        _wait_for(lambda: len(_children(box.zygote_pid)) == 2, "the zygote holds two spare children")
+        assert len(pids) == 5
+    finally:
+        box.close()
