@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db import IntegrityError, connections, router, transaction
+from django.db.models import JSONField, Max
 from django.utils import timezone
 
 from apps_runtime.bundles import pack_files, unpack_files
@@ -101,22 +103,49 @@ def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple
         )
         for name, spec in (manifest.get("jobs") or {}).items()
     )
-    Tool.objects.bulk_create(
-        Tool(
-            tenant_id=app.tenant_id,
-            app=app,
-            version=version,
-            name=tool["name"],
-            wire_name=wire,
-            position=index,
-            route_key=tool["route"],
-            descriptor=_tool_descriptor(manifest, tool),
-        )
+    _insert_tools(
+        {
+            "tenant": app.tenant_id,
+            "app": app.pk,
+            "version": version.pk,
+            "name": tool["name"],
+            "wire_name": wire,
+            "position": index,
+            "route_key": tool["route"],
+            "descriptor": _tool_descriptor(manifest, tool),
+        }
         for index, tool, wire in planned
     )
     app.active_version = version
     app.updated_at = now
     app.save(update_fields=["active_version", "updated_at"])
+
+
+def _insert_tools(rows: Iterable[dict[str, Any]]) -> None:
+    """INSERT Tool rows given as {field name: value}, with every field of the model but its id.
+
+    ``bulk_create`` prepares each field of each row through the model layer: three times the cost of
+    the INSERT itself for a 1,000-tool deploy. These rows need no preparation but their JSON, done
+    here the way the field does it. Table and column names come from the model, every value is a
+    parameter, and errors are Django's (a taken wire name is an IntegrityError).
+    """
+    fields = [field for field in Tool._meta.concrete_fields if not field.primary_key]
+    connection = connections[router.db_for_write(Tool)]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in fields)
+    sql = f"INSERT INTO {quote(Tool._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
+    values = [
+        tuple(
+            connection.ops.adapt_json_value(row[field.name], field.encoder)
+            if isinstance(field, JSONField)
+            else row[field.name]
+            for field in fields
+        )
+        for row in rows
+    ]
+    if values:
+        with connection.cursor() as cursor:
+            cursor.executemany(sql, values)
 
 
 def _locked_app(tenant: Tenant, name: str) -> App:
