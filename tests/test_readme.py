@@ -8,9 +8,10 @@ the same on a test machine is changed: ``http://127.0.0.1:8000`` becomes the ser
 the admin's tokens (as the README asks), and ``curl`` fails on an HTTP error status.
 
 ``<!-- readme-test: exits 1 -->`` expects that exit status instead of 0, and a ```text block right
-after a block holds lines its output must contain. ``<!-- readme-test: needs npm -->`` runs where
-npm is installed (CI installs it). ``<!-- readme-test: manifest -->`` marks the manifest example: it
-must deploy, with its handlers stubbed, without a problem or a warning.
+after a block holds lines its output must contain (``...`` stands for lines left out).
+``<!-- readme-test: needs npm -->`` runs where npm is installed (CI has it).
+``<!-- readme-test: manifest -->`` marks the manifest example: it must deploy, with its handlers
+stubbed, without a problem or a warning.
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ def test_each_readme_shell_example_runs_as_written(demo, example):
     output = done.stdout + done.stderr
     assert done.returncode == example.exit_status, output
     for line in example.expected:
-        assert line in output, f"{line!r} is not in the output:\n{output}"
+        if line != "...":
+            line = line.replace(DEMO_ORIGIN, platform.base_url)
+            assert line in output, f"{line!r} is not in the output:\n{output}"
 
 
 @pytest.mark.django_db
@@ -155,21 +158,6 @@ def _example_client(*args: str, env: dict | None = None) -> subprocess.Completed
         text=True,
         timeout=120,
     )
-
-
-@pytest.mark.slow
-def test_the_example_client_lists_what_the_caller_may_use_and_calls_a_tool(demo):
-    platform, _, tokens = demo
-    url = f"{platform.base_url}/t/acme/mcp"
-    member = _example_client("--url", url, "--token", tokens["member"])
-    assert member.returncode == 0, member.stderr
-    assert "acme_helpdesk_list_tickets" in member.stdout and "acme_case_portal_find_case" not in member.stdout
-    called = _example_client(
-        "--call", "acme_case_portal_find_case", "--arguments", '{"query": "ada"}',
-        env={"MCP_URL": url, "MCP_TOKEN": tokens["reader"]},
-    )
-    assert called.returncode == 0, called.stderr
-    assert json.loads(called.stdout.split("->\n", 1)[1])["result"][0]["client_name"] == "Ada Lovelace"
 
 
 @pytest.mark.slow
