@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from tenants.exceptions import InvalidToken
+from tenants.lookups import token_with_user
 from tenants.models import ApiToken, Membership, Tenant
-from tenants.tokens import verify_token
+from tenants.tokens import check_token, parse_token
 
 
 @dataclass(frozen=True)
@@ -68,16 +71,59 @@ def caller_for(
     )
 
 
+class CallerCache:
+    """The callers this process resolved, by credential, each valid only under the stamp it was made at.
+
+    A stamp holds everything a caller was derived from: the tenant's ``state_key`` (which every
+    membership, role and setting change moves) and the facts of the credential and its user read
+    fresh on this request. So a hit saves the membership lookup and nothing else: revocation,
+    expiry and deactivation are checked on the fresh row before the cache is asked, and any other
+    change gives another stamp.
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[Hashable, Caller]] = {}
+
+    def get(self, credential: str, stamp: Hashable) -> Caller | None:
+        found = self._entries.get(credential_key(credential))
+        return found[1] if found is not None and found[0] == stamp else None
+
+    def put(self, credential: str, stamp: Hashable, caller: Caller) -> Caller:
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()  # crude, but bounded; entries are cheap to rebuild
+        self._entries[credential_key(credential)] = (stamp, caller)
+        return caller
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+def credential_key(credential: str) -> str:
+    """What a credential is cached under: its hash, so no secret sits in memory longer than a request."""
+    return hashlib.sha256(credential.encode()).hexdigest()
+
+
+callers = CallerCache()
+
+
 def caller_for_token(tenant: Tenant, raw: str) -> Caller:
-    """The caller a bearer token proves in ``tenant``.
+    """The caller a bearer token proves in ``tenant``: one lookup of the token, cached membership.
 
     Raises:
         InvalidToken: the token is bad, or was issued for another tenant.
     """
-    token = verify_token(raw)
+    key_id, secret = parse_token(raw)
+    token = check_token(token_with_user(key_id), secret)
     if token.tenant_id != tenant.pk:
         raise InvalidToken("issued for another tenant")
-    return caller_for(tenant, token.user, token)
+    user = token.user
+    stamp = (tenant.state_key, token.pk, token.read_only, user.pk, user.get_username(), user.is_superuser)
+    cached = callers.get(raw, stamp)
+    if cached is not None:
+        return cached
+    return callers.put(raw, stamp, caller_for(tenant, user, token))
 
 
 def caller_for_grant(

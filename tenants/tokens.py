@@ -67,6 +67,17 @@ def verify_token(raw: str) -> ApiToken:
     """
     key_id, secret = parse_token(raw)
     token = ApiToken.all_tenants.select_related("tenant", "user").filter(key_id=key_id).first()
+    return check_token(token, secret)
+
+
+def check_token(token: ApiToken | None, secret: str) -> ApiToken:
+    """``token`` if ``secret`` is its secret and it may be used now (the one place for these rules).
+
+    ``token`` is the row found by the key id (None when unknown), with its user loaded.
+
+    Raises:
+        InvalidToken: unknown, wrong secret, revoked, expired, or its user is inactive.
+    """
     # Compare even when the key id is unknown, so timing does not reveal which key ids exist.
     expected = token.secret_hash if token else hash_secret(secrets.token_urlsafe(32))
     if not hmac.compare_digest(expected, hash_secret(secret)) or token is None:
