@@ -45,8 +45,9 @@ def _properties(schema: dict) -> list[str]:
 
 
 @pytest.mark.xfail(
-    reason="issue 10 item 9: mcp_gateway/audit.py arguments_hash raises UnicodeEncodeError on a lone "
-    "surrogate in any argument, so every tool answers -32603",
+    reason="issue 10 item 13: a lone surrogate reaching a database lookup (records_get/records_delete "
+    "'app' or 'id', an app route's path parameter such as get_case's case_id) raises UnicodeEncodeError "
+    "in the query (dispatch.load_app, records._get_row): -32603 instead of a not-found tool error",
     strict=False,
 )
 def test_a_lone_surrogate_in_any_argument_is_the_callers_mistake(served, tool_schemas):
