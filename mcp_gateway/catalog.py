@@ -63,14 +63,16 @@ class TenantCatalog:
     entries: list[CatalogEntry]
     by_name: dict[str, CatalogEntry] = field(init=False)
     _views: dict[tuple, list[CatalogEntry]] = field(default_factory=dict, init=False, repr=False)
+    # tools/list pages already shaped for the wire, by (view, cursor, protocol version, page size):
+    # they go with the catalog when the tenant's state moves on. Filled by the MCP server only.
+    pages: dict[tuple, dict] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_name = {entry.wire_name: entry for entry in self.entries}
 
     def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
         """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""
-        # Everything visibility depends on; role combinations are few, so this stays small.
-        key = (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
+        key = view_key(caller, app_tools=app_tools)
         found = self._views.get(key)
         if found is None:
             found = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
@@ -78,6 +80,11 @@ class TenantCatalog:
                 self._views.clear()
             self._views[key] = found
         return found
+
+
+def view_key(caller: Caller, *, app_tools: bool) -> tuple:
+    """Everything the tools a caller sees depend on, besides the catalog; role combinations are few."""
+    return (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
 
 
 def _annotations(raw: dict) -> types.ToolAnnotations | None:

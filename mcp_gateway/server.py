@@ -18,6 +18,7 @@ from mcp_gateway.auth import current_request, gateway_request
 from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
 from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
+from mcp_gateway.list_pages import ListPages
 from mcp_gateway.notifications import Notifier
 
 logger = logging.getLogger("mcp_gateway.server")
@@ -90,7 +91,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
         entry = catalog.by_name.get(name) if catalog is not None else None
         return entry.tool.input_schema if entry is not None and entry.visible_to(gw.caller) else None
 
-    return GatewayServer(
+    server = GatewayServer(
         "lowcode-platform",
         get_tool_input_schema=input_schema,
         version="0.1.0",
@@ -99,3 +100,5 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_call_tool=call_tool,
         on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )
+    server.middleware.append(ListPages(notifier))
+    return server
