@@ -20,6 +20,7 @@ from ulid import ULID
 from apps_runtime import record_quota
 from apps_runtime.compiled import Collection, CompiledVersion
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
+from apps_runtime.json_values import is_text, value_problem
 from apps_runtime.models import Record
 from tenants.callers import Caller
 
@@ -72,6 +73,17 @@ def _collection(scope: RecordsScope, name: Any, *, write: bool) -> Collection:
     return collection
 
 
+def _usable(data: Any) -> Any:
+    """``data``, unless it holds what no database can store or no consumer can walk.
+
+    Checked first: measuring or validating such data is what would fail.
+    """
+    unusable = value_problem(data)
+    if unusable is not None:
+        raise RecordInvalid([unusable])
+    return data
+
+
 def _validate(collection: Collection, data: Any) -> dict:
     if not isinstance(data, dict):
         raise RecordInvalid(["/: record data must be a JSON object"])
@@ -90,7 +102,9 @@ def _rows(scope: RecordsScope, collection: Collection):
 
 def _get_row(scope: RecordsScope, collection: Collection, record_id: Any, *, lock: bool = False) -> Record:
     rows = _rows(scope, collection).select_for_update() if lock else _rows(scope, collection)
-    row = rows.filter(record_id=str(record_id)).first() if record_id else None
+    # A lone surrogate cannot be sent to the database: no record can have such an id.
+    usable = isinstance(record_id, str | int) and record_id and is_text(str(record_id))
+    row = rows.filter(record_id=str(record_id)).first() if usable else None
     if row is None:
         raise RecordNotFound(f"no record '{record_id}' in '{collection.name}'")
     return row
@@ -181,16 +195,8 @@ def _check_where_value(field: str, value: Any) -> None:
         raise RuntimeDomainError(
             f"where: the value of '{field}' is longer than {WHERE_VALUE_MAX_CHARS} characters"
         )
-    if isinstance(value, str) and ("\x00" in value or not _encodable(value)):
+    if isinstance(value, str) and ("\x00" in value or not is_text(value)):
         raise RuntimeDomainError(f"where: the value of '{field}' is not text a record can hold")
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _shown(value: Any) -> str:
@@ -247,7 +253,7 @@ def create_record(scope: RecordsScope, collection: str, data: Any) -> dict:
         RecordLimitExceeded: the record is over the size limit, or the tenant's quota is reached.
     """
     found = _collection(scope, collection, write=True)
-    size = record_quota.checked_size(data)
+    size = record_quota.checked_size(_usable(data))
     clean = _validate(found, data)
     who = scope.caller.username or ""
     with transaction.atomic():
@@ -280,7 +286,7 @@ def update_record(scope: RecordsScope, collection: str, record_id: str, data: An
     with transaction.atomic():
         row = _get_row(scope, found, record_id, lock=True)
         merged = {**row.data, **data}
-        size = record_quota.checked_size(merged)
+        size = record_quota.checked_size(_usable(merged))
         row.data = _validate(found, merged)
         record_quota.reserve(scope.tenant_id, size - row.size_bytes)
         row.size_bytes = size

@@ -44,12 +44,6 @@ def _properties(schema: dict) -> list[str]:
     return sorted(schema.get("properties") or {}) or ["x"]
 
 
-@pytest.mark.xfail(
-    reason="issue 10 item 13: a lone surrogate reaching a database lookup (records_get/records_delete "
-    "'app' or 'id', an app route's path parameter such as get_case's case_id) raises UnicodeEncodeError "
-    "in the query (dispatch.load_app, records._get_row): -32603 instead of a not-found tool error",
-    strict=False,
-)
 def test_a_lone_surrogate_in_any_argument_is_the_callers_mistake(served, tool_schemas):
     bodies = []
     for name, schema in sorted(tool_schemas.items()):
@@ -83,11 +77,6 @@ def forget_deep_records(served):
     )
 
 
-@pytest.mark.xfail(
-    reason="issue 10 item 11: records accept data nested ~900 deep; serializing it fails (-32603, "
-    "'Maximum serialization depth exceeded') and every later records_query of the collection fails too",
-    strict=False,
-)
 def test_deeply_nested_arguments_are_the_callers_mistake(served, tool_schemas, forget_deep_records):
     bodies = []
     for depth in DEPTHS:
