@@ -15,6 +15,7 @@ admin reads a failed handler run), ``problems``/``warnings`` (a refused deploy, 
 from __future__ import annotations
 
 import logging
+import sys
 from http import HTTPStatus
 from typing import Any
 
@@ -120,3 +121,14 @@ def _phrase(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return "Error"
+
+
+def server_error(request: Any) -> JsonResponse:
+    """Django's ``handler500``: an uncaught error as a problem with an error id, never a page.
+
+    Django calls it while handling the exception, so the exception is logged under the id.
+    """
+    error_id = new_error_id()
+    logger.error("unhandled error (error id %s)", error_id, exc_info=sys.exc_info())
+    body = problem(500, "internal_error", f"internal error (error id {error_id})", errorId=error_id)
+    return problem_response(body, headers={"X-Error-Id": error_id})

@@ -32,3 +32,5 @@ urlpatterns = [
     path("", include("oauth.urls")),
     path("", include("apps_runtime.urls")),
 ]
+
+handler500 = "lowcode_platform.api_errors.server_error"

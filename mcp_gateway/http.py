@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 from django.conf import settings
+from django.db import DatabaseError
 from django.http.request import split_domain_port
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -124,6 +125,28 @@ class Gateway:
         return bool(MCP_PATH.match(path) or PRM_PATH.match(path))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._handle(scope, receive, tracking_send)
+        except DatabaseError:
+            # Auth and metadata read the database before the SDK takes over; while it is down
+            # (a restart, a failover) the caller gets a retryable 503 with an error id, never a
+            # bare 500. Past that point the server's handlers turn faults into -32603 themselves.
+            if started:
+                raise
+            error_id = new_error_id()
+            logger.exception("MCP request failed: database unavailable (error id %s)", error_id)
+            body = {"error": f"The platform is briefly unavailable; retry (error id {error_id}).",
+                    "errorId": error_id}
+            await _send_json(send, 503, body, [(b"retry-after", b"5")])
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         prm = PRM_PATH.match(scope["path"])
         # Browsers fetch the metadata cross-origin (it allows any Origin): only its Host is checked.
         refusal = await self._host_refusal(scope, check_origin=not prm)

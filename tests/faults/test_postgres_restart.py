@@ -91,12 +91,6 @@ def test_the_server_serves_again_after_a_postgres_restart_without_a_restart_of_i
     assert {"mcp", "front"} <= {w.channel for w in after if w.acknowledged}  # both ways in came back
 
 
-@pytest.mark.xfail(
-    reason="issue 10 item 13: with the database down, POST /t/<tenant>/mcp answers a bare HTTP 500 "
-    "(mcp_gateway/http.py: authenticate's OperationalError escapes the ASGI app) and the front-end "
-    "path Django's default 500 page, neither with an error id (want 503 + error id)",
-    strict=False,
-)
 def test_writes_failing_during_a_postgres_restart_fail_cleanly_with_an_error_id(restart_under_load):
     failed = [w for w in restart_under_load.writes if not w.acknowledged]
     unclean = [w for w in failed if not failed_cleanly(w)]
