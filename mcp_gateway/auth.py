@@ -15,6 +15,7 @@ from oauth.tokens import is_access_token
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for_token
 from tenants.exceptions import InvalidToken
+from tenants.lookups import tenant_by_slug
 from tenants.models import Tenant
 
 GATEWAY_SCOPE_KEY = "lcp.gateway"
@@ -37,7 +38,7 @@ def endpoint_tenant(slug: str) -> Tenant:
     Raises:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint.
     """
-    tenant = Tenant.objects.filter(slug=slug).first()
+    tenant = tenant_by_slug(slug)  # every request asks: a prepared lookup, not a queryset
     if tenant is None:
         raise GatewayRefused(404, "Unknown tenant.")
     if not tenant.setting("mcpServer"):

@@ -74,6 +74,8 @@ def caller_for(
 class CallerCache:
     """The callers this process resolved, by credential, each valid only under the stamp it was made at.
 
+    The key names the credential (``credential_key`` of a secret, or a grant's id), never a secret.
+
     A stamp holds everything a caller was derived from: the tenant's ``state_key`` (which every
     membership, role and setting change moves) and the facts of the credential and its user read
     fresh on this request. So a hit saves the membership lookup and nothing else: revocation,
@@ -86,14 +88,14 @@ class CallerCache:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[Hashable, Caller]] = {}
 
-    def get(self, credential: str, stamp: Hashable) -> Caller | None:
-        found = self._entries.get(credential_key(credential))
+    def get(self, key: str, stamp: Hashable) -> Caller | None:
+        found = self._entries.get(key)
         return found[1] if found is not None and found[0] == stamp else None
 
-    def put(self, credential: str, stamp: Hashable, caller: Caller) -> Caller:
+    def put(self, key: str, stamp: Hashable, caller: Caller) -> Caller:
         if len(self._entries) >= self.MAX_ENTRIES:
             self._entries.clear()  # crude, but bounded; entries are cheap to rebuild
-        self._entries[credential_key(credential)] = (stamp, caller)
+        self._entries[key] = (stamp, caller)
         return caller
 
     def clear(self) -> None:
@@ -119,11 +121,12 @@ def caller_for_token(tenant: Tenant, raw: str) -> Caller:
     if token.tenant_id != tenant.pk:
         raise InvalidToken("issued for another tenant")
     user = token.user
+    key = credential_key(raw)
     stamp = (tenant.state_key, token.pk, token.read_only, user.pk, user.get_username(), user.is_superuser)
-    cached = callers.get(raw, stamp)
+    cached = callers.get(key, stamp)
     if cached is not None:
         return cached
-    return callers.put(raw, stamp, caller_for(tenant, user, token))
+    return callers.put(key, stamp, caller_for(tenant, user, token))
 
 
 def caller_for_grant(
@@ -137,7 +140,14 @@ def caller_for_grant(
     Raises:
         InvalidToken: the user is inactive, or no longer a member of the tenant.
     """
-    caller = caller_for(tenant, user)
-    if not caller.is_authenticated or not caller.is_member:
-        raise InvalidToken("the grant's user is not an active member of the tenant")
-    return replace(caller, read_only=read_only, oauth_grant_id=grant_id, oauth_client_id=client_id)
+    key = f"oauth-grant:{grant_id}"
+    identity = (user.pk, user.get_username(), user.is_superuser, user.is_active)
+    stamp = (tenant.state_key, identity, client_id, read_only)
+    caller = callers.get(key, stamp)
+    if caller is None:
+        caller = caller_for(tenant, user)
+        if not caller.is_authenticated or not caller.is_member:
+            raise InvalidToken("the grant's user is not an active member of the tenant")
+        caller = replace(caller, read_only=read_only, oauth_grant_id=grant_id, oauth_client_id=client_id)
+        callers.put(key, stamp, caller)
+    return caller
