@@ -1,23 +1,42 @@
-"""MCP gateway benchmarks against real servers on loopback.
+"""MCP gateway benchmarks against the SDK's own minimal server, on loopback, in one run.
 
-(a) tools/list for one caller in a tenant of 5,000 tools (cold: first list after a change; warm);
-    baseline: loading the tenant's tool rows from the database alone.
-(b) a tools/call round trip next to the same route called through the front-end path.
-(c) tool calls per second with 16 concurrent clients, next to the SDK's own minimal server doing
-    the same trivial work.
+Every figure is printed next to the baseline measured in the same run, as a ratio, with the
+server's CPU time per request beside it (steadier than wall time on a shared machine). The
+servers run side by side and are measured in alternating rounds, so load from elsewhere hits
+both alike; the load average is printed at the start and the end.
 
-    .venv/bin/python bench/bench_gateway.py
+- Figure 1: tool calls per second, 16 concurrent clients, one server process: a trivial app tool
+  (through the handler sandbox at the strongest tier the host has) and a built-in records tool,
+  against the SDK's minimal server answering a trivial tool.
+- Figure 2: sequential tools/call p50 of the app tool against the SDK's; the same route through
+  the front-end path against the MCP call.
+- Figure 4: a complete tools/list (all pages) of a tenant of 5,000 app tools for one caller,
+  against the SDK's server listing 5,000 tools (in one page: it has no pagination).
+- Figure 6: calls per second of ``serve --workers 2`` against ``--workers 1`` (both stateless:
+  several workers need it).
+
+Every client is the same bare Streamable HTTP client (``RawSession``), so client-side cost is
+alike for both sides and small.
+
+    .venv/bin/python bench/bench_gateway.py [--rounds 3]
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import json
 import os
+import re
+import secrets
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _setup import ROOT, setup_django, summary
@@ -26,18 +45,22 @@ setup_django()
 
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
-from apps_runtime.models import Tool  # noqa: E402
+from mcp_gateway.builtins import records_create  # noqa: E402
 from tenants import actions  # noqa: E402
-from tenants.models import Tenant  # noqa: E402
+from tenants.callers import caller_for  # noqa: E402
 
-CALLS = 200
 CONCURRENCY = 16
-CONCURRENT_CALLS = 800
+CONCURRENT_CALLS = 400
+SEQUENTIAL_CALLS = 200
+FILLER_APPS, FILLER_TOOLS = 5, 1000
+APP_TOOL, RECORDS_TOOL, SDK_TOOL = "bench_ping_app_ping", "bench_records_get", "ping"
+LEGACY = "2025-11-25"
+
+
+# --- servers -----------------------------------------------------------------------------------
 
 
 def free_port() -> int:
@@ -46,24 +69,293 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start(args: list[str], port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(args, cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
+@dataclass
+class Served:
+    """One server process on a free port, its log in the scratch folder."""
+
+    name: str
+    proc: subprocess.Popen
+    port: int
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the server and of the processes it forked and reaped (handler children)."""
+        total = 0.0
+        for pid in [self.proc.pid, *_children(self.proc.pid)]:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        return total
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    with contextlib.suppress(OSError):
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            found += [int(child), *_children(int(child))]
+    return found
+
+
+def start(name: str, args: list[str], env: dict[str, str], scratch: Path) -> Served:
+    port = free_port()
+    log = scratch / f"{name}.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [a.replace("{port}", str(port)) for a in args], cwd=ROOT, env=env, stdout=out, stderr=out
+        )
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited:\n{log.read_text()[-3000:]}")
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return proc
+                return Served(name, proc, port, log)
         time.sleep(0.05)
     proc.kill()
-    raise RuntimeError(f"server on port {port} did not start")
+    raise RuntimeError(f"{name} did not start")
+
+
+def platform_env(scratch: Path, **extra: str) -> dict[str, str]:
+    """Production settings (no DEBUG), the bench's database, the strongest sandbox tier available."""
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_READY"}
+    env.update(
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(40),
+        SANDBOX_MIN_TIER="3",
+        JOBS_IN_PROCESS_CLOCK="false",
+        LOG_LEVEL="INFO",
+        PLATFORM_VAR_DIR=str(scratch / "var"),
+        **extra,
+    )
+    return env
+
+
+def serve_platform(name: str, scratch: Path, workers: int = 1, **extra: str) -> Served:
+    args = [
+        sys.executable,
+        "manage.py",
+        "serve",
+        "--port",
+        "{port}",
+        "--no-access-log",
+        "--workers",
+        str(workers),
+    ]
+    return start(name, args, platform_env(scratch, **extra), scratch)
+
+
+def serve_sdk(name: str, scratch: Path, tools: int) -> Served:
+    script = str(Path(__file__).parent / "minimal_sdk_server.py")
+    return start(name, [sys.executable, script, "{port}", str(tools)], os.environ.copy(), scratch)
+
+
+def sandbox_tier(served: Served) -> str:
+    found = re.search(r"Handler sandbox: isolation (.+?)[,(]", served.log.read_text(errors="replace"))
+    return found.group(1).strip() if found else "unknown"
+
+
+# --- a bare client -------------------------------------------------------------------------------
+
+
+class RawSession:
+    """What any Streamable HTTP client must do (initialize, then POST with the session id), nothing more."""
+
+    def __init__(self, url: str, token: str | None):
+        self.url = url
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.http = httpx2.AsyncClient(headers=headers, timeout=120)
+        self.session: str | None = None
+        self._id = 0
+
+    async def open(self) -> RawSession:
+        hello = {
+            "protocolVersion": LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"},
+        }
+        response = await self._post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        self.session = response.headers.get("mcp-session-id")
+        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self
+
+    async def close(self) -> None:
+        if self.session is not None:
+            with contextlib.suppress(httpx2.HTTPError):
+                await self.http.delete(self.url, headers=self._headers())
+        await self.http.aclose()
+
+    async def request(self, method: str, params: dict | None = None) -> dict:
+        self._id += 1
+        message = {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}}
+        answer = _first_message(await self._post(message))
+        if "error" in answer:
+            raise RuntimeError(f"{method}: {answer['error']}")
+        return answer["result"]
+
+    async def call(self, name: str, arguments: dict) -> None:
+        result = await self.request("tools/call", {"name": name, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{name} failed: {result['content']}")
+
+    async def list_all(self) -> tuple[int, int]:
+        """(tools, pages) of a complete listing."""
+        tools, pages, cursor = 0, 0, None
+        while True:
+            result = await self.request("tools/list", {"cursor": cursor} if cursor else {})
+            tools, pages = tools + len(result["tools"]), pages + 1
+            if (cursor := result.get("nextCursor")) is None:
+                return tools, pages
+
+    def _headers(self) -> dict[str, str]:
+        if self.session is None:
+            return {}
+        return {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": LEGACY}
+
+    async def _post(self, message: dict) -> httpx2.Response:
+        response = await self.http.post(self.url, content=json.dumps(message), headers=self._headers())
+        response.raise_for_status()
+        return response
+
+
+def _first_message(response: httpx2.Response) -> dict:
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                return json.loads(line[5:])
+        raise RuntimeError("an event stream without a message")
+    return response.json()
+
+
+@contextlib.asynccontextmanager
+async def sessions(url: str, token: str | None, count: int):
+    opened = [await RawSession(url, token).open() for _ in range(count)]
+    try:
+        yield opened
+    finally:
+        for session in opened:
+            await session.close()
+
+
+# --- measurements --------------------------------------------------------------------------------
+
+
+@dataclass
+class Figure:
+    """Samples of one measured thing: a rate or a duration, and the server CPU per unit of work."""
+
+    samples: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpu_ms)
+
+
+async def throughput(
+    served: Served, url: str, token: str | None, tool: str, arguments: dict
+) -> tuple[float, float]:
+    """(calls/s, server CPU ms per call) of CONCURRENT_CALLS calls by CONCURRENCY sessions."""
+    async with sessions(url, token, CONCURRENCY) as opened:
+        for session in opened:
+            await session.call(tool, arguments)  # warm: the caller is cached, the catalog built
+        remaining = CONCURRENT_CALLS
+
+        async def worker(session: RawSession) -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                await session.call(tool, arguments)
+
+        cpu, started = served.cpu_seconds(), time.perf_counter()
+        async with anyio.create_task_group() as tasks:
+            for session in opened:
+                tasks.start_soon(worker, session)
+        elapsed, cpu = time.perf_counter() - started, served.cpu_seconds() - cpu
+    return CONCURRENT_CALLS / elapsed, cpu * 1000 / CONCURRENT_CALLS
+
+
+async def latencies(
+    served: Served, url: str, token: str | None, tool: str, n: int
+) -> tuple[list[float], float]:
+    """Sequential call latencies (ms) and server CPU ms per call."""
+    async with sessions(url, token, 1) as (session,):
+        for _ in range(20):
+            await session.call(tool, {})
+        samples, cpu = [], served.cpu_seconds()
+        for _ in range(n):
+            started = time.perf_counter()
+            await session.call(tool, {})
+            samples.append((time.perf_counter() - started) * 1000)
+        cpu = served.cpu_seconds() - cpu
+    return samples, cpu * 1000 / n
+
+
+async def front_end_latencies(served: Served, token: str, n: int) -> tuple[list[float], float]:
+    """The app tool's route through the front-end path: latencies (ms) and server CPU ms per call."""
+    url = f"{served.base}/t/bench/apps/ping_app/ping"
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        for _ in range(20):
+            (await http.get(url)).raise_for_status()
+        samples, cpu = [], served.cpu_seconds()
+        for _ in range(n):
+            started = time.perf_counter()
+            (await http.get(url)).raise_for_status()
+            samples.append((time.perf_counter() - started) * 1000)
+        cpu = served.cpu_seconds() - cpu
+    return samples, cpu * 1000 / n
+
+
+async def listing(served: Served, url: str, token: str | None) -> tuple[float, float, int, int]:
+    """(ms, server CPU ms, tools, pages) of one complete tools/list, after one untimed listing."""
+    async with sessions(url, token, 1) as (session,):
+        await session.list_all()
+        cpu, started = served.cpu_seconds(), time.perf_counter()
+        tools, pages = await session.list_all()
+        elapsed, cpu = time.perf_counter() - started, served.cpu_seconds() - cpu
+    return elapsed * 1000, cpu * 1000, tools, pages
+
+
+async def alternate(
+    rounds: int, measures: dict[str, Callable[[], Awaitable[tuple]]]
+) -> dict[str, list[tuple]]:
+    """Run each measure once per round, in turn, so drifting load hits every one alike."""
+    results: dict[str, list[tuple]] = {name: [] for name in measures}
+    for _ in range(rounds):
+        for name, measure in measures.items():
+            results[name].append(await measure())
+    return results
+
+
+# --- the tenant ----------------------------------------------------------------------------------
+
+
+PING = "def handle(request):\n    return {'pong': True}\n"
 
 
 def seed() -> tuple[str, str]:
+    """Tenant bench: the ping app, 5,000 filler tools, one record; a member's token and the record id."""
     tenant = actions.create_tenant("bench", acting_user=None)
     actions.add_member(tenant, "alice", roles=["staff"], acting_user=None)
-    handler = {"server/ping.py": "def handle(request):\n    return {'pong': True}\n"}
     ping = {
         "name": "ping_app",
+        "collections": {"items": {"schema": {"type": "object"}, "read": "user", "write": "user"}},
         "routes": {"GET /ping": {"handler": "server/ping.py", "auth": "user"}},
         "mcp": {
             "tools": [
@@ -77,8 +369,8 @@ def seed() -> tuple[str, str]:
             ]
         },
     }
-    deploy_bundle(tenant, bundle_from_mapping(ping, handler), acting_user=None)
-    for n in range(5):
+    deploy_bundle(tenant, bundle_from_mapping(ping, {"server/ping.py": PING}), acting_user=None)
+    for n in range(FILLER_APPS):
         filler = {
             "name": f"app_{n}",
             "routes": {"GET /ping": {"handler": "server/ping.py", "auth": "role:staff"}},
@@ -91,139 +383,204 @@ def seed() -> tuple[str, str]:
                         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
                         "annotations": {"readOnlyHint": True, "destructiveHint": False},
                     }
-                    for i in range(1000)
+                    for i in range(FILLER_TOOLS)
                 ]
             },
         }
-        deploy_bundle(tenant, bundle_from_mapping(filler, handler), acting_user=None)
+        deploy_bundle(tenant, bundle_from_mapping(filler, {"server/ping.py": PING}), acting_user=None)
+    caller = caller_for(tenant, tenant.memberships.get().user)
+    record = records_create(tenant, caller, {"app": "ping_app", "collection": "items", "data": {"n": 1}})
     _, token = actions.issue_token(tenant, "alice", acting_user=None)
-    return token, tenant.slug
+    return token, record["id"]
 
 
-def client(url: str, token: str | None):
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    http = httpx2.AsyncClient(headers=headers, timeout=60)
-    return http, Client(streamable_http_client(url, http_client=http), mode="legacy")
+# --- report --------------------------------------------------------------------------------------
 
 
-async def list_all(mcp) -> int:
-    count, cursor = 0, None
-    while True:
-        page = await mcp.list_tools(cursor=cursor)
-        count += len(page.tools)
-        if (cursor := page.next_cursor) is None:
-            return count
+def ratio_line(label: str, value: str, ratio: float, cpu: float, goal: str = "") -> str:
+    line = f"    {label:44s} {value:>12s}   {ratio:5.2f}x   {cpu:6.2f} ms CPU"
+    return f"{line}   goal {goal}" if goal else line
 
 
-def load_rows_ms(tenant_slug: str) -> tuple[int, float]:
-    started = time.perf_counter()
-    rows = list(Tool.objects.for_tenant(Tenant.objects.get(slug=tenant_slug)).values())
-    return len(rows), (time.perf_counter() - started) * 1000
-
-
-async def bench_list(url: str, token: str, tenant_slug: str) -> None:
-    rows, db_ms = await anyio.to_thread.run_sync(load_rows_ms, tenant_slug)
-    http, mcp = client(url, token)
-    async with http, mcp:
-        # Mark the catalog stale so the first list pays for compiling it.
-        await anyio.to_thread.run_sync(
-            lambda: actions.bump_state_version(Tenant.objects.get(slug=tenant_slug))
-        )
-        started = time.perf_counter()
-        count = await list_all(mcp)
-        cold_ms = (time.perf_counter() - started) * 1000
-        warm = []
-        for _ in range(5):
-            started = time.perf_counter()
-            await list_all(mcp)
-            warm.append((time.perf_counter() - started) * 1000)
-    warm_ms = statistics.median(warm)
-    print(
-        f"(a) tools/list of {count} tools (all pages), one caller, tenant of {rows} app tools"
-    )
-    print(f"    baseline: load the tool rows from the DB  {db_ms:8.1f} ms   1.00x")
-    print(f"    first list (catalog compiled)            {cold_ms:8.1f} ms   {cold_ms / db_ms:5.2f}x")
-    print(f"    warm list                                {warm_ms:8.1f} ms   {warm_ms / db_ms:5.2f}x")
-
-
-async def bench_round_trip(base: str, url: str, token: str) -> None:
-    http, mcp = client(url, token)
-    front, tool = [], []
-    async with http, mcp:
-        await list_all(mcp)  # the client validates results against schemas it has listed
-        for _ in range(20):  # warm up both paths
-            await mcp.call_tool("bench_ping_app_ping", {})
-            await http.get(f"{base}/t/bench/apps/ping_app/ping")
-        for _ in range(CALLS):
-            started = time.perf_counter()
-            response = await http.get(f"{base}/t/bench/apps/ping_app/ping")
-            front.append((time.perf_counter() - started) * 1000)
-            assert response.status_code == 200
-            started = time.perf_counter()
-            result = await mcp.call_tool("bench_ping_app_ping", {})
-            tool.append((time.perf_counter() - started) * 1000)
-            assert not result.is_error
-    ratio = statistics.median(tool) / statistics.median(front)
-    print(f"(b) round trip of a trivial route, {CALLS} calls each")
-    print(f"    front-end path (baseline)  {summary(front)}   1.00x")
-    print(f"    MCP tools/call             {summary(tool)}   {ratio:5.2f}x (aim <= 1.3x)")
-
-
-async def throughput(url: str, token: str | None, tool_name: str) -> float:
-    async with contextlib.AsyncExitStack() as stack:
-        sessions = []
-        for _ in range(CONCURRENCY):
-            http, mcp = client(url, token)
-            await stack.enter_async_context(http)
-            session = await stack.enter_async_context(mcp)
-            await list_all(session)  # outside the timing: the client caches the schemas it lists
-            sessions.append(session)
-        return await _drive(sessions, tool_name)
-
-
-async def _drive(sessions, tool_name: str) -> float:
-    remaining = CONCURRENT_CALLS
-
-    async def worker(mcp):
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            result = await mcp.call_tool(tool_name, {})
-            assert not result.is_error
-
-    started = time.perf_counter()
-    async with anyio.create_task_group() as tasks:
-        for mcp in sessions:
-            tasks.start_soon(worker, mcp)
-    return CONCURRENT_CALLS / (time.perf_counter() - started)
-
-
-async def main(token: str, slug: str) -> None:
-    port, sdk_port = free_port(), free_port()
-    platform = start([sys.executable, "manage.py", "serve", "--port", str(port)], port)
-    sdk = start(
-        [sys.executable, str(Path(__file__).parent / "minimal_sdk_server.py"), str(sdk_port)], sdk_port
-    )
+async def main(rounds: int) -> None:
+    token, record_id = await anyio.to_thread.run_sync(seed)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
+    load_before = os.getloadavg()
+    servers = [
+        platform := serve_platform("platform", scratch),
+        sdk := serve_sdk("sdk", scratch, 1),
+        sdk_many := serve_sdk("sdk-5000", scratch, FILLER_APPS * FILLER_TOOLS),
+        one := serve_platform("stateless-1", scratch, MCP_STATELESS="true"),
+        two := serve_platform("stateless-2", scratch, workers=2, MCP_STATELESS="true"),
+    ]
     try:
-        base = f"http://127.0.0.1:{port}"
-        url = f"{base}/t/{slug}/mcp"
-        await bench_list(url, token, slug)
-        await bench_round_trip(base, url, token)
-        ours = await throughput(url, token, "bench_ping_app_ping")
-        theirs = await throughput(f"http://127.0.0.1:{sdk_port}/mcp", None, "ping")
-        print(
-            f"(c) tool calls/s, {CONCURRENCY} concurrent clients, {CONCURRENT_CALLS} calls, one process each"
+        url = f"{platform.base}/t/bench/mcp"
+        records_args = {"app": "ping_app", "collection": "items", "id": record_id}
+
+        calls = await alternate(
+            rounds,
+            {
+                "sdk": lambda: throughput(sdk, f"{sdk.base}/mcp", None, SDK_TOOL, {}),
+                "app": lambda: throughput(platform, url, token, APP_TOOL, {}),
+                "records": lambda: throughput(platform, url, token, RECORDS_TOOL, records_args),
+            },
         )
-        print(f"    SDK minimal server (baseline, no auth, no DB, no sandbox) {theirs:8.1f}/s   1.00x")
-        print(
-            f"    platform gateway (auth, catalog, sandbox, audit) {ours:8.1f}/s   {ours / theirs:5.2f}x"
+        sequential = await alternate(
+            rounds,
+            {
+                "sdk": lambda: latencies(sdk, f"{sdk.base}/mcp", None, SDK_TOOL, SEQUENTIAL_CALLS),
+                "app": lambda: latencies(platform, url, token, APP_TOOL, SEQUENTIAL_CALLS),
+                "front": lambda: front_end_latencies(platform, token, SEQUENTIAL_CALLS),
+            },
         )
+        lists = await alternate(
+            rounds,
+            {
+                "sdk": lambda: listing(sdk_many, f"{sdk_many.base}/mcp", None),
+                "platform": lambda: listing(platform, url, token),
+            },
+        )
+        workers = await alternate(
+            rounds,
+            {
+                "1": lambda: throughput(one, f"{one.base}/t/bench/mcp", token, APP_TOOL, {}),
+                "2": lambda: throughput(two, f"{two.base}/t/bench/mcp", token, APP_TOOL, {}),
+            },
+        )
+        tier = sandbox_tier(platform)
     finally:
-        platform.terminate()
-        sdk.terminate()
-        platform.wait(10)
-        sdk.wait(10)
+        for served in servers:
+            served.stop()
+    report(rounds, tier, load_before, calls, sequential, lists, workers)
+
+
+def _rates(results: list[tuple]) -> tuple[float, float]:
+    """(median rate or duration, median server CPU ms) of alternating rounds."""
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+
+
+def _pooled(results: list[tuple]) -> tuple[list[float], float]:
+    """(every latency of every round, median server CPU ms per call)."""
+    return [x for samples, _ in results for x in samples], statistics.median(cpu for _, cpu in results)
+
+
+def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None:
+    load_after = os.getloadavg()
+    loads = f"{load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end"
+    print(f"machine: {os.cpu_count()} cores; load average {loads}")
+    print(f"sandbox tier of the app tool: {tier}; medians of {rounds} alternating rounds\n")
+    rows = []
+
+    (sdk_rate, sdk_cpu), (app_rate, app_cpu) = _rates(calls["sdk"]), _rates(calls["app"])
+    records_rate, records_cpu = _rates(calls["records"])
+    print(f"(1) tool calls/s, {CONCURRENCY} concurrent clients, {CONCURRENT_CALLS} calls, one server process")
+    print(ratio_line("SDK minimal server, trivial tool (baseline)", f"{sdk_rate:8.1f}/s", 1.0, sdk_cpu))
+    print(
+        ratio_line(
+            "platform, trivial app tool", f"{app_rate:8.1f}/s", app_rate / sdk_rate, app_cpu, ">= 0.6x"
+        )
+    )
+    print(
+        ratio_line(
+            "platform, built-in records_get",
+            f"{records_rate:8.1f}/s",
+            records_rate / sdk_rate,
+            records_cpu,
+            ">= 1.0x",
+        )
+    )
+    baseline = f"SDK minimal server {sdk_rate:.0f}/s"
+    rows.append(
+        (
+            f"1. calls/s, 16 clients, app tool ({tier})",
+            f"{app_rate:.0f}/s",
+            baseline,
+            app_rate / sdk_rate,
+            ">= 0.6x",
+        )
+    )
+    rows.append(
+        (
+            "1. calls/s, 16 clients, records_get",
+            f"{records_rate:.0f}/s",
+            baseline,
+            records_rate / sdk_rate,
+            ">= 1.0x",
+        )
+    )
+
+    (sdk_lat, sdk_cpu), (app_lat, app_cpu) = _pooled(sequential["sdk"]), _pooled(sequential["app"])
+    front_lat, front_cpu = _pooled(sequential["front"])
+    p50_sdk, p50_app, p50_front = (statistics.median(x) for x in (sdk_lat, app_lat, front_lat))
+    print(f"\n(2) sequential tools/call, {SEQUENTIAL_CALLS} calls x {rounds} rounds")
+    print(f"    SDK minimal server      {summary(sdk_lat)}   1.00x   {sdk_cpu:6.2f} ms CPU")
+    print(
+        f"    platform, app tool      {summary(app_lat)}   {p50_app / p50_sdk:5.2f}x   {app_cpu:6.2f} ms CPU"
+    )
+    print(f"    front-end path, route   {summary(front_lat)}   {p50_front / p50_app:5.2f}x of the MCP call")
+    rows.append(
+        (
+            "2. sequential tools/call p50, app tool",
+            f"{p50_app:.1f} ms",
+            f"SDK {p50_sdk:.1f} ms",
+            p50_app / p50_sdk,
+            "<= 2.5x",
+        )
+    )
+    rows.append(
+        (
+            "2. front-end path p50, same route",
+            f"{p50_front:.1f} ms",
+            f"MCP call {p50_app:.1f} ms",
+            p50_front / p50_app,
+            "<= 1.1x",
+        )
+    )
+
+    (sdk_ms, sdk_cpu), (platform_ms, platform_cpu) = _rates(lists["sdk"]), _rates(lists["platform"])
+    _, _, tools, pages = lists["platform"][-1]
+    _, _, sdk_tools, _ = lists["sdk"][-1]
+    print(
+        f"\n(4) complete tools/list, one caller: {tools} tools, {pages} pages; the SDK: {sdk_tools}, one page"
+    )
+    print(ratio_line("SDK server listing its tools (baseline)", f"{sdk_ms:8.1f} ms", 1.0, sdk_cpu))
+    print(
+        ratio_line(
+            "platform, all pages", f"{platform_ms:8.1f} ms", platform_ms / sdk_ms, platform_cpu, "<= 0.3x"
+        )
+    )
+    rows.append(
+        (
+            f"4. complete tools/list, {tools} tools",
+            f"{platform_ms:.0f} ms, {pages} pages",
+            f"SDK, {sdk_tools} tools: {sdk_ms:.0f} ms",
+            platform_ms / sdk_ms,
+            "<= 0.3x",
+        )
+    )
+
+    (one_rate, one_cpu), (two_rate, two_cpu) = _rates(workers["1"]), _rates(workers["2"])
+    print(f"\n(6) serve --workers 2 against 1 (MCP_STATELESS=true), trivial app tool, {CONCURRENCY} clients")
+    print(ratio_line("one worker (baseline)", f"{one_rate:8.1f}/s", 1.0, one_cpu))
+    print(ratio_line("two workers", f"{two_rate:8.1f}/s", two_rate / one_rate, two_cpu, ">= 1.6x"))
+    rows.append(
+        (
+            "6. calls/s, serve --workers 2",
+            f"{two_rate:.0f}/s",
+            f"--workers 1: {one_rate:.0f}/s",
+            two_rate / one_rate,
+            ">= 1.6x",
+        )
+    )
+
+    print(f"\nREADME rows ({os.cpu_count()} cores, load {load_before[0]:.1f}-{load_after[0]:.1f}):")
+    print("| figure | platform | baseline (same run) | ratio | goal |")
+    print("|---|---|---|---|---|")
+    for figure, value, base, ratio, goal in rows:
+        print(f"| {figure} | {value} | {base} | {ratio:.2f}x | {goal} |")
 
 
 if __name__ == "__main__":
-    anyio.run(main, *seed())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    anyio.run(main, parser.parse_args().rounds)

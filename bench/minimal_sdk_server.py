@@ -1,6 +1,9 @@
-"""The SDK's own minimal server doing the same trivial work as the benchmark tool: a baseline.
+"""The SDK's own minimal server doing the same trivial work as the benchmark tools: a baseline.
 
-python bench/minimal_sdk_server.py PORT
+    python bench/minimal_sdk_server.py PORT [TOOLS]
+
+With TOOLS (default 1) it lists that many tools, shaped like the platform's filler tools, in one
+page (the SDK's own listing has no pagination); ``ping`` is always the first.
 """
 
 from __future__ import annotations
@@ -14,11 +17,23 @@ import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-TOOL = types.Tool(name="ping", description="Return a constant.", input_schema={"type": "object"})
+PING = types.Tool(name="ping", description="Return a constant.", input_schema={"type": "object"})
+
+
+def filler(i: int) -> types.Tool:
+    return types.Tool(
+        name=f"tool_{i}",
+        description=f"Filler tool {i}.",
+        input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
+        annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False),
+    )
+
+
+TOOLS = [PING] + [filler(i) for i in range(int(sys.argv[2]) - 1 if len(sys.argv) > 2 else 0)]
 
 
 async def list_tools(ctx: ServerRequestContext, params) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[TOOL])
+    return types.ListToolsResult(tools=TOOLS)
 
 
 async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
