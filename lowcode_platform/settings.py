@@ -311,6 +311,10 @@ MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 # MCP hot path: a call is answered only once its audit row is committed; one writer thread commits
 # the rows of concurrent calls together (false: each call commits its own row).
 MCP_AUDIT_GROUP_COMMIT = _env_bool("MCP_AUDIT_GROUP_COMMIT", True)
+# Each POST is answered with one JSON body rather than an event stream (cheaper; list_changed still
+# goes on the session's GET stream). Progress, logging or elicitation tied to a call need the event
+# stream: turn this off before tools use them.
+MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
 
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
 # django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration

@@ -107,6 +107,9 @@ class Gateway:
         self.sessions = StreamableHTTPSessionManager(
             app=self.server,
             stateless=settings.MCP_STATELESS,
+            # One JSON body per POST: nothing the gateway sends is tied to a call but its answer
+            # (list_changed goes on the session's GET stream, which JSON mode keeps).
+            json_response=settings.MCP_JSON_RESPONSES,
             security_settings=self.guard.settings,
             session_idle_timeout=session_limits().idle_s,
         )

@@ -1,0 +1,41 @@
+"""Answers to POSTs are single JSON bodies; list_changed still reaches the session's GET stream."""
+
+from __future__ import annotations
+
+import httpx2
+
+from tests.support import mcp_wire as wire
+
+
+def test_a_tool_call_is_answered_with_one_json_body_even_to_a_client_that_accepts_only_json(
+    mcp_url, acme, deploy, make_token
+):
+    deploy(acme)
+    token = make_token(acme, "reader")[1]
+    message = wire.request("tools/call", {"name": "acme_cases_find_case", "arguments": {"query": "ab"}})
+    headers = {**wire.modern_headers(token, message), "Accept": "application/json"}
+
+    response = httpx2.post(mcp_url(), content=wire.encode(message), headers=headers, timeout=30)
+
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["result"]["isError"] is False
+
+
+def test_a_handshake_era_session_gets_json_answers(mcp_url, acme, make_token):
+    token = make_token(acme, "reader")[1]
+    session = wire.open_legacy_session(mcp_url(), token)
+    headers = {
+        "Accept": wire.ACCEPT,
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {token}",
+        "Mcp-Session-Id": session,
+        "MCP-Protocol-Version": wire.LEGACY,
+    }
+
+    response = httpx2.post(
+        mcp_url(), content=wire.encode(wire.request("tools/list", modern=False)), headers=headers, timeout=30
+    )
+
+    assert response.headers["content-type"].startswith("application/json")
+    assert "acme_records_query" in [tool["name"] for tool in response.json()["result"]["tools"]]
