@@ -9,7 +9,9 @@ time (``MCP_TENANT_QUEUE_SECONDS``); past either the call is refused with ``Tena
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import logging
 from collections import deque
@@ -21,7 +23,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 import anyio
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections
@@ -179,13 +180,15 @@ def _with_connection_hygiene(fn: Callable[..., T], *args: Any) -> T:
 
 
 async def _run(fn: Callable[..., T], *args: Any) -> T:
-    work = partial(_with_connection_hygiene, fn, *args)
+    # The caller's context variables go along (the request being served, the tenant charged).
+    # The executor straight, not asgiref's sync_to_async: its thread-sensitivity machinery costs
+    # as much as the crossing itself, and nothing run here calls back into async code.
+    work = partial(contextvars.copy_context().run, _with_connection_hygiene, fn, *args)
+    loop = asyncio.get_running_loop()
     # Shielded: a cancelled caller (client disconnect, notifications/cancelled) still waits for the
     # thread, so the slot it holds is not given back while the thread keeps working.
     with anyio.CancelScope(shield=True):
-        return await sync_to_async(
-            work, thread_sensitive=False, executor=_executor(settings.MCP_WORKER_THREADS)
-        )()
+        return await loop.run_in_executor(_executor(settings.MCP_WORKER_THREADS), work)
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:

@@ -1,10 +1,13 @@
-"""Audit rows are committed before the call is answered, one transaction for the rows of concurrent calls."""
+"""Every answered tool call has its audit row committed, under concurrency and across a crash."""
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 
 import anyio
+import httpx2
 import pytest
 from django.db import IntegrityError, transaction
 
@@ -12,6 +15,8 @@ from mcp_gateway.audit import arguments_hash, record_call
 from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
 from tests.mcp_gateway.conftest import mcp_client
+from tests.support import mcp_wire as wire
+from tests.support.platform_process import PlatformProcess, migrated_database
 
 CLIENTS = 8
 CALLS_EACH = 4
@@ -46,7 +51,10 @@ def test_every_answered_call_of_concurrent_clients_has_its_row_committed(mcp_url
     assert {arguments_hash(a) for a in answered} <= committed
 
 
-def test_a_row_that_cannot_be_written_fails_its_own_call_and_no_other(transactional_db, acme):
+def test_with_group_commit_a_row_that_cannot_be_written_fails_its_own_call_only(
+    transactional_db, acme, settings
+):
+    settings.MCP_AUDIT_GROUP_COMMIT = True
     member = Caller(tenant_id=acme.pk, is_member=True)
     gone = Caller(tenant_id=acme.pk + 1000)  # no such tenant: the foreign key fails at commit
     outcomes: dict[str, object] = {}
@@ -89,3 +97,64 @@ def test_inside_a_callers_transaction_the_row_commits_and_rolls_back_with_it(acm
 def test_arguments_with_a_lone_surrogate_are_hashed_not_refused():
     assert len(arguments_hash({"text": "\ud800"})) == 64
     assert arguments_hash({"text": "é"}) != arguments_hash({"text": "e"})
+
+
+@pytest.mark.slow
+def test_no_answered_call_loses_its_row_when_the_server_is_killed_mid_flood(tmp_path):
+    database = migrated_database(tmp_path)
+    platform = PlatformProcess(tmp_path, database.url)
+    try:
+        token = platform.seed()[0]["tokens"]["reader"]
+        platform.start()
+        answered = flood_until_killed(platform, token)
+        stored = platform.python(
+            "import json; from mcp_gateway.models import ToolCallAudit; "
+            "print(json.dumps(list(ToolCallAudit.all_tenants.values_list('arguments_sha256', flat=True))))"
+        )
+    finally:
+        platform.stop()
+        database.drop()
+
+    assert len(answered) >= KILL_AFTER
+    assert {arguments_hash(arguments) for arguments in answered} <= set(stored)
+
+
+KILL_AFTER = 40
+
+
+def flood_until_killed(platform: PlatformProcess, token: str) -> list[dict]:
+    """Calls from several threads; SIGKILL the server once KILL_AFTER are answered. The answered ones."""
+    url = f"{platform.base_url}/t/acme/mcp"
+    answered: list[dict] = []
+    killed = threading.Event()
+
+    def caller(n: int) -> None:
+        with httpx2.Client(timeout=30) as http:
+            for i in itertools.count():
+                arguments = {"query": f"flood {n}-{i}"}
+                message = wire.request("tools/call", {"name": "acme_cases_find_case", "arguments": arguments})
+                try:
+                    response = http.post(
+                        url, content=wire.encode(message), headers=wire.modern_headers(token, message)
+                    )
+                except httpx2.HTTPError:
+                    return  # the server is gone: this call was never answered
+                if killed.is_set():
+                    return
+                if (
+                    response.status_code == 200
+                    and wire.messages_in(response)[0]["result"]["isError"] is False
+                ):
+                    answered.append(arguments)
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 120
+    while len(answered) < KILL_AFTER and time.monotonic() < deadline:
+        time.sleep(0.01)
+    platform.kill()
+    killed.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    return list(answered)
