@@ -308,11 +308,6 @@ MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
 MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
 MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 
-# MCP audit rows of concurrent calls committed together by one writer thread: on SQLite, which writes
-# one connection at a time; PostgreSQL commits them side by side (see mcp_gateway/audit.py).
-MCP_AUDIT_GROUP_COMMIT = _env_bool(
-    "MCP_AUDIT_GROUP_COMMIT", DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
-)
 # MCP transport: each POST is answered with one JSON body, not an event stream (cheaper; list_changed
 # still goes on the session's GET stream). Progress, logging or elicitation tied to a call need the
 # event stream: turn this off before tools use them.
