@@ -11,6 +11,12 @@ from __future__ import annotations
 import pytest
 import requests
 import schemathesis
+
+# Imported at collection, not lazily inside the first fixture: pytest rewrites a plugin's modules as
+# they are imported, with ast.parse, and on CPython 3.11 ast.parse races with any other thread's
+# (a live gateway's notifier logging a traceback parses source lines too; gh-106905), which raised
+# "SystemError: AST constructor recursion depth mismatch" in CI.
+import schemathesis.specs.openapi.schemas  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
