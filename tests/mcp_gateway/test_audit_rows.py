@@ -10,6 +10,7 @@ import anyio
 import httpx2
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from mcp_gateway.audit import arguments_hash, record_call
 from mcp_gateway.models import ToolCallAudit
@@ -127,3 +128,29 @@ def flood_until_killed(platform: PlatformProcess, token: str) -> list[dict]:
     for thread in threads:
         thread.join(timeout=60)
     return list(answered)
+
+
+@pytest.mark.django_db
+def test_a_row_reads_back_as_written(acme, make_member):
+    user = make_member(acme, "writer").user
+    caller = Caller(tenant_id=acme.pk, user_id=user.pk, is_member=True, oauth_client_id="client-1")
+    before = timezone.now()
+
+    record_call(caller, "acme_x_y", {"q": "é"}, outcome="tool_error", duration_ms=1.23456, app_version=3)
+
+    row = ToolCallAudit.objects.for_tenant(acme).get()
+    assert (row.user_id, row.token_id, row.oauth_client_id, row.wire_name) == (
+        user.pk,
+        None,
+        "client-1",
+        "acme_x_y",
+    )
+    assert (row.outcome, row.duration_ms, row.app_name, row.app_version, row.error_id) == (
+        "tool_error",
+        1.235,
+        "",
+        3,
+        "",
+    )
+    assert row.arguments_sha256 == arguments_hash({"q": "é"})
+    assert before <= row.created_at <= timezone.now()
