@@ -12,7 +12,9 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
-django_app = get_asgi_application()
+from lowcode_platform.request_threads import RequestThreads  # noqa: E402
+
+django_app = RequestThreads(get_asgi_application())
 if settings.DEBUG:
     # The demo has no front proxy: serve the admin's CSS and JS from the app itself.
     django_app = ASGIStaticFilesHandler(django_app)
