@@ -24,6 +24,7 @@ alike for both sides and small.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import os
@@ -38,13 +39,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from _setup import ROOT, setup_django, summary
 
 setup_django()
 
 import anyio  # noqa: E402
-import httpx2  # noqa: E402
 
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
@@ -168,15 +169,69 @@ def sandbox_tier(served: Served) -> str:
 # --- a bare client -------------------------------------------------------------------------------
 
 
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class Http11:
+    """One keep-alive HTTP/1.1 connection in a few lines of asyncio.
+
+    The client shares the machine with the servers: an httpx client spent as much CPU per call as
+    the SDK's server, which flattened every ratio and left a second worker no core to run on.
+    """
+
+    def __init__(self, url: str):
+        parts = urlsplit(url)
+        self.host, self.port, self.path = parts.hostname, parts.port, parts.path or "/"
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def send(
+        self, method: str, headers: dict[str, str], body: bytes = b"", path: str | None = None
+    ) -> Answer:
+        if self._writer is None:
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        lines = [f"{method} {path or self.path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()] + [f"Content-Length: {len(body)}", "", ""]
+        self._writer.write("\r\n".join(lines).encode("latin-1") + body)
+        return await self._answer()
+
+    async def _answer(self) -> Answer:
+        head = (await self._reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = int(head[0].split(" ", 2)[1])
+        headers = {}
+        for line in head[1:]:
+            if line:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+        if headers.get("transfer-encoding") == "chunked":
+            body = b""
+            while size := int((await self._reader.readuntil(b"\r\n")).split(b";")[0], 16):
+                body += (await self._reader.readexactly(size + 2))[:-2]
+            await self._reader.readuntil(b"\r\n")
+        else:
+            body = await self._reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection") == "close":
+            await self.close()
+        return Answer(status, headers, body)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = self._reader = None
+
+
 class RawSession:
     """What any Streamable HTTP client must do (initialize, then POST with the session id), nothing more."""
 
     def __init__(self, url: str, token: str | None):
-        self.url = url
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        self.http = Http11(url)
+        self.headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self.http = httpx2.AsyncClient(headers=headers, timeout=120)
+            self.headers["Authorization"] = f"Bearer {token}"
         self.session: str | None = None
         self._id = 0
 
@@ -186,16 +241,18 @@ class RawSession:
             "capabilities": {},
             "clientInfo": {"name": "bench", "version": "1"},
         }
-        response = await self._post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
-        self.session = response.headers.get("mcp-session-id")
+        answer = await self._post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        self.session = answer.headers.get("mcp-session-id")
+        if self.session is not None:
+            self.headers.update({"Mcp-Session-Id": self.session, "MCP-Protocol-Version": LEGACY})
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return self
 
     async def close(self) -> None:
         if self.session is not None:
-            with contextlib.suppress(httpx2.HTTPError):
-                await self.http.delete(self.url, headers=self._headers())
-        await self.http.aclose()
+            with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+                await self.http.send("DELETE", self.headers)
+        await self.http.close()
 
     async def request(self, method: str, params: dict | None = None) -> dict:
         self._id += 1
@@ -219,24 +276,20 @@ class RawSession:
             if (cursor := result.get("nextCursor")) is None:
                 return tools, pages
 
-    def _headers(self) -> dict[str, str]:
-        if self.session is None:
-            return {}
-        return {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": LEGACY}
-
-    async def _post(self, message: dict) -> httpx2.Response:
-        response = await self.http.post(self.url, content=json.dumps(message), headers=self._headers())
-        response.raise_for_status()
-        return response
+    async def _post(self, message: dict) -> Answer:
+        answer = await self.http.send("POST", self.headers, json.dumps(message).encode())
+        if answer.status >= 400:
+            raise RuntimeError(f"HTTP {answer.status}: {answer.body[:300]!r}")
+        return answer
 
 
-def _first_message(response: httpx2.Response) -> dict:
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        for line in response.text.splitlines():
+def _first_message(answer: Answer) -> dict:
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in answer.body.decode().splitlines():
             if line.startswith("data:") and line[5:].strip():
                 return json.loads(line[5:])
         raise RuntimeError("an event stream without a message")
-    return response.json()
+    return json.loads(answer.body)
 
 
 @contextlib.asynccontextmanager
@@ -309,17 +362,26 @@ async def latencies(
 
 async def front_end_latencies(served: Served, token: str, n: int) -> tuple[list[float], float]:
     """The app tool's route through the front-end path: latencies (ms) and server CPU ms per call."""
-    url = f"{served.base}/t/bench/apps/ping_app/ping"
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+    http = Http11(f"{served.base}/t/bench/apps/ping_app/ping")
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
         for _ in range(20):
-            (await http.get(url)).raise_for_status()
+            await _ok(http.send("GET", headers))
         samples, cpu = [], served.cpu_seconds()
         for _ in range(n):
             started = time.perf_counter()
-            (await http.get(url)).raise_for_status()
+            await _ok(http.send("GET", headers))
             samples.append((time.perf_counter() - started) * 1000)
         cpu = served.cpu_seconds() - cpu
+    finally:
+        await http.close()
     return samples, cpu * 1000 / n
+
+
+async def _ok(sending: Awaitable[Answer]) -> None:
+    answer = await sending
+    if answer.status != 200:
+        raise RuntimeError(f"HTTP {answer.status}: {answer.body[:300]!r}")
 
 
 async def listing(served: Served, url: str, token: str | None) -> tuple[float, float, int, int]:
