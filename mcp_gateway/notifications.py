@@ -120,12 +120,22 @@ class Notifier:
 
     async def run(self) -> None:
         """Poll for changes until cancelled."""
+        failing = False
         while True:
             await anyio.sleep(settings.MCP_NOTIFY_INTERVAL_SECONDS)
             try:
                 await self.check_once()
-            except Exception:  # noqa: BLE001 - a failed poll must not end notifications for good
-                logger.exception("tool list change check failed")
+            except Exception as err:  # noqa: BLE001 - a failed poll must not end notifications for good
+                # The traceback once per outage, not every interval: a database that is down for a
+                # minute would otherwise flood the log (and, on CPython 3.11, formatting tracebacks
+                # parses source with ast, which is not thread-safe: gh-106905).
+                if failing:
+                    logger.warning("tool list change check still failing: %s", type(err).__name__)
+                else:
+                    logger.exception("tool list change check failed")
+                failing = True
+            else:
+                failing = False
 
     async def check_once(self) -> None:
         self._forget_unwatched()  # sessions that closed since the last poll
