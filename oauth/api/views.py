@@ -5,40 +5,15 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from oauth.connections import REASON_USER, access_connection, revoke_connection, visible_connections
 from oauth.consent import describe_client
 from oauth.exceptions import ConnectionNotFound
 from oauth.models import Connection
+from tenants.api.permissions import IsTenantMember
 from tenants.api.views import TenantAPIView
-from tenants.models import ApiToken, Membership
-
-
-class IsTenantMember(BasePermission):
-    """Members of the view's tenant and platform superusers.
-
-    A token only works in the tenant it was issued for, and a read-only token only reads.
-    """
-
-    message = "Only members of this tenant may do this."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        tenant = view.tenant
-        token = request.auth if isinstance(request.auth, ApiToken) else None
-        if token is not None:
-            if tenant is None or token.tenant_id != tenant.pk:
-                return False
-            if token.read_only and request.method not in SAFE_METHODS:
-                return False
-        if request.user.is_superuser:
-            return True
-        if tenant is None:
-            return False
-        return Membership.objects.for_tenant(tenant).filter(user_id=request.user.pk).exists()
 
 
 class ConnectionSerializer(serializers.ModelSerializer):

@@ -9,13 +9,14 @@ from rest_framework.views import APIView
 from tenants.models import ApiToken, Membership
 
 
-class IsTenantAdmin(BasePermission):
-    """Tenant admins of the view's tenant and platform superusers.
+class _TenantPermission(BasePermission):
+    """Platform superusers, and members of the view's tenant that ``membership`` further narrows.
 
-    A token only works in the tenant it was issued for, and a read-only token only reads.
+    A token only works in the tenant it was issued for, and a read-only token only reads: one rule,
+    for every subclass.
     """
 
-    message = "Only tenant admins may do this."
+    membership: dict = {}
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         tenant = view.tenant
@@ -29,4 +30,18 @@ class IsTenantAdmin(BasePermission):
             return True
         if tenant is None:
             return False
-        return Membership.objects.for_tenant(tenant).filter(user_id=request.user.pk, is_admin=True).exists()
+        members = Membership.objects.for_tenant(tenant)
+        return members.filter(user_id=request.user.pk, **self.membership).exists()
+
+
+class IsTenantMember(_TenantPermission):
+    """Members of the view's tenant and platform superusers."""
+
+    message = "Only members of this tenant may do this."
+
+
+class IsTenantAdmin(_TenantPermission):
+    """Tenant admins of the view's tenant and platform superusers."""
+
+    message = "Only tenant admins may do this."
+    membership = {"is_admin": True}
