@@ -15,7 +15,9 @@ from apps_runtime.sandbox.slots import UID_BLOCK
 
 from .bundles import write_bundle
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-call uids need the platform to run as root")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="per-call uids exist only when the platform runs as root, as CI does"
+)
 
 WAITER = """
 import os
