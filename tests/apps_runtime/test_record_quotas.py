@@ -165,7 +165,7 @@ def test_the_migration_counts_the_usage_of_tenants_with_records(app, writer):
 
 @pytest.mark.skipif(
     connection.vendor != "postgresql",
-    reason="SQLite serializes every writer, so the race this guards cannot happen there; CI runs it on PostgreSQL",
+    reason="SQLite serializes every writer, so this race cannot happen there; CI runs it on PostgreSQL",
 )
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_never_take_a_tenant_past_its_quota(acme, deploy, settings):
