@@ -94,8 +94,18 @@ class JobRunAdmin(ReadOnlyAdmin):
     """Runs are written by the scheduler and the workers only; the admin reads them."""
 
     list_display = [
-        "run_id", "app", "job", "route_key", "status", "attempts", "enqueued_at", "started_at",
-        "duration_ms", "result_status", "error_id", "tenant",
+        "run_id",
+        "app",
+        "job",
+        "route_key",
+        "status",
+        "attempts",
+        "enqueued_at",
+        "started_at",
+        "duration_ms",
+        "result_status",
+        "error_id",
+        "tenant",
     ]
     list_filter = ["tenant", "status"]
     search_fields = ["run_id", "job", "error_id", "app__name"]

@@ -20,7 +20,6 @@ class App(TenantOwned):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
-
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="app_unique_name")]
         ordering = ["tenant_id", "name"]
@@ -40,7 +39,6 @@ class AppVersion(TenantOwned):
     warnings = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(default=timezone.now)
-
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["app", "number"], name="appversion_unique_number")]
@@ -67,7 +65,6 @@ class Tool(TenantOwned):
     # What the catalog needs, denormalised so listing a tenant's tools is one query.
     descriptor = models.JSONField()
 
-
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "wire_name"], name="tool_unique_wire_name")]
         indexes = [models.Index(fields=["tenant", "app", "position"])]
@@ -91,7 +88,6 @@ class Record(TenantOwned):
     updated_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
-
 
     class Meta:
         constraints = [
@@ -117,7 +113,6 @@ class RecordUsage(TenantOwned):
     bytes = models.BigIntegerField(default=0)
     counted_at = models.DateTimeField(default=timezone.now)
 
-
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant"], name="recordusage_unique_tenant")]
 
@@ -137,7 +132,6 @@ class HandlerError(TenantOwned):
     trace = models.TextField(blank=True, help_text="Frames of the tenant's own files only.")
     logs = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"])]
@@ -163,7 +157,6 @@ class Job(TenantOwned):
     active_since = models.DateTimeField(
         default=timezone.now, help_text="When this version started serving; earlier minutes never fire."
     )
-
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["app", "name"], name="job_unique_name")]
@@ -213,7 +206,6 @@ class JobRun(TenantOwned):
     error_id = models.CharField(max_length=40, blank=True)
     error_code = models.CharField(max_length=40, blank=True)
     attempt_log = models.JSONField(default=list, blank=True)
-
 
     class Meta:
         constraints = [

@@ -59,13 +59,30 @@ FILES = {"server/noop.py": "def handle(request):\n    return {}\n"}
 
 def start_worker(concurrency: int, log: Path) -> subprocess.Popen:
     command = [
-        sys.executable, "-m", "celery", "-A", "lowcode_platform", "worker", "-l", "warning",
-        "-P", "prefork", "-c", str(concurrency), "-Q", QUEUE, "-n", f"{QUEUE}@%h",
-        "--without-gossip", "--without-mingle", "--without-heartbeat",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "lowcode_platform",
+        "worker",
+        "-l",
+        "warning",
+        "-P",
+        "prefork",
+        "-c",
+        str(concurrency),
+        "-Q",
+        QUEUE,
+        "-n",
+        f"{QUEUE}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
     ]
     with log.open("wb") as out:
-        return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        return subprocess.Popen(
+            command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def stop_worker(worker: subprocess.Popen) -> None:
@@ -164,8 +181,10 @@ def main() -> None:
     )
     print(f"throughput, a burst of {args.burst}")
     print(f"  no-op tasks (baseline)            {baseline_rate:8.1f} /s   1.00x")
-    print(f"  job runs, enqueue to finished     {job_rate:8.1f} /s   {job_rate / baseline_rate:.2f}x"
-          + (f"   ({failed} failed)" if failed else ""))
+    print(
+        f"  job runs, enqueue to finished     {job_rate:8.1f} /s   {job_rate / baseline_rate:.2f}x"
+        + (f"   ({failed} failed)" if failed else "")
+    )
 
 
 if __name__ == "__main__":

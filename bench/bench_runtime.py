@@ -56,8 +56,10 @@ def main() -> None:
     print(f"  handler called in-process (baseline)  {summary(in_process)}")
     print(f"  plain Django view over HTTP           {summary(plain)}")
     print(f"  app route over HTTP (sandboxed)       {summary(routed)}")
-    print(f"  route vs plain view: {statistics.median(routed) / statistics.median(plain):.2f}x;"
-          f" sandbox + dispatch overhead at p50: {overhead:.2f} ms (aim <= 3 ms)")
+    print(
+        f"  route vs plain view: {statistics.median(routed) / statistics.median(plain):.2f}x;"
+        f" sandbox + dispatch overhead at p50: {overhead:.2f} ms (aim <= 3 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,15 @@ HANDLER_SOURCE = """\
 def handle(request):
     return {"ok": True, "echo": request.body}
 """
-REQUEST = {"method": "POST", "path": "/bench", "body": {"n": 1}, "query": {}, "params": {}, "tool": None,
-           "user": {"username": "bench", "roles": [], "superuser": False}}
+REQUEST = {
+    "method": "POST",
+    "path": "/bench",
+    "body": {"n": 1},
+    "query": {},
+    "params": {},
+    "tool": None,
+    "user": {"username": "bench", "roles": [], "superuser": False},
+}
 WARMUP = 30
 ROUND = 20  # calls per tier per round
 # (label, tier, prefork): the baseline is the bare fork per call (no confinement, the child forked when the
@@ -112,8 +119,10 @@ def run(bundles: str, n: int) -> None:
         for box in boxes.values():
             box.close()
 
-    print(f"N={n} trivial calls per row (after {WARMUP} warm-up calls each, rounds of {ROUND} interleaved), "
-          f"{os.cpu_count()} CPUs, running as uid {os.geteuid()}; load: {_load()}")
+    print(
+        f"N={n} trivial calls per row (after {WARMUP} warm-up calls each, rounds of {ROUND} interleaved), "
+        f"{os.cpu_count()} CPUs, running as uid {os.geteuid()}; load: {_load()}"
+    )
     base = percentile(samples[BASELINE], 50) if BASELINE in samples else None
     print(f"{'':<34} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'vs fork p50':>12} {'ratio':>6}")
     for name, data in [("in-process", in_process), *samples.items()]:
@@ -123,9 +132,11 @@ def run(bundles: str, n: int) -> None:
     if base is not None and STRONGEST in samples:
         p50, p99 = percentile(samples[STRONGEST], 50), percentile(samples[STRONGEST], 99)
         verdict = "OK" if p50 <= TARGET_MS else "OVER TARGET"
-        print(f"figure 3: {STRONGEST} request-to-reply p50 {p50:.3f} ms, p99 {p99:.3f} ms; "
-              f"x{p50 / base:.2f} of the bare fork-per-call p50 ({base:.3f} ms) in this run "
-              f"(target p50 <= {TARGET_MS} ms: {verdict})")
+        print(
+            f"figure 3: {STRONGEST} request-to-reply p50 {p50:.3f} ms, p99 {p99:.3f} ms; "
+            f"x{p50 / base:.2f} of the bare fork-per-call p50 ({base:.3f} ms) in this run "
+            f"(target p50 <= {TARGET_MS} ms: {verdict})"
+        )
 
 
 def _load() -> str:

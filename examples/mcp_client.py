@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         parser.error(f"--arguments is not JSON: {err}")
     if not isinstance(arguments, dict):
-        parser.error("--arguments must be a JSON object, e.g. '{\"query\": \"ada\"}'")
+        parser.error('--arguments must be a JSON object, e.g. \'{"query": "ada"}\'')
     try:
         return asyncio.run(run(args.url, args.token, args.call, arguments))
     except* httpx2.TransportError:
@@ -89,6 +89,7 @@ def _first(group: BaseExceptionGroup) -> BaseException:
     while isinstance(group, BaseExceptionGroup):
         group = group.exceptions[0]
     return group
+
 
 if __name__ == "__main__":
     sys.exit(main())

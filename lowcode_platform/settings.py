@@ -361,4 +361,3 @@ OAUTH2_PROVIDER = {
     "CIMD_MAX_DOCUMENT_SIZE": 8 * 1024,
     "CLIENT_SECRET_HASHER": "pbkdf2_sha256_secret",
 }
-

@@ -145,8 +145,10 @@ class Gateway:
                 raise
             error_id = new_error_id()
             logger.exception("MCP request failed: database unavailable (error id %s)", error_id)
-            body = {"error": f"The platform is briefly unavailable; retry (error id {error_id}).",
-                    "errorId": error_id}
+            body = {
+                "error": f"The platform is briefly unavailable; retry (error id {error_id}).",
+                "errorId": error_id,
+            }
             await _send_json(send, 503, body, [(b"retry-after", b"5")])
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:

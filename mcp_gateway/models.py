@@ -33,7 +33,6 @@ class ToolCallAudit(TenantOwned):
     arguments_sha256 = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
 
-
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"])]
         ordering = ["tenant_id", "-created_at"]

@@ -77,7 +77,6 @@ class Membership(TenantOwned):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
-
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique_user")]
         ordering = ["tenant_id", "user_id"]
@@ -99,7 +98,6 @@ class ApiToken(TenantOwned):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "user"])]
@@ -127,7 +125,6 @@ class TenantAuditLog(TenantOwned):
     old_value = models.JSONField(null=True, blank=True)
     new_value = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"])]

@@ -7,8 +7,16 @@ from typing import Any
 from apps_runtime.auth_expr import parse_auth
 from tenants.callers import Caller
 
-_FIELDS = ("user_id", "username", "is_member", "is_superuser", "is_tenant_admin", "token_id", "read_only",
-           "is_service")
+_FIELDS = (
+    "user_id",
+    "username",
+    "is_member",
+    "is_superuser",
+    "is_tenant_admin",
+    "token_id",
+    "read_only",
+    "is_service",
+)
 
 
 def snapshot(caller: Caller) -> dict[str, Any]:

@@ -88,9 +88,16 @@ def claim(run: JobRun, *, version_number: int, timeout_ms: int) -> bool:
     now = timezone.now()
     deadline = now + timedelta(milliseconds=timeout_ms, seconds=settings.JOBS_RUN_GRACE_SECONDS)
     attempt = run.attempts + 1
-    claimed = _scoped(run).filter(status=Status.QUEUED, attempts=run.attempts).update(
-        status=Status.RUNNING, attempts=attempt, started_at=now, deadline=deadline,
-        version_number=version_number,
+    claimed = (
+        _scoped(run)
+        .filter(status=Status.QUEUED, attempts=run.attempts)
+        .update(
+            status=Status.RUNNING,
+            attempts=attempt,
+            started_at=now,
+            deadline=deadline,
+            version_number=version_number,
+        )
     )
     if claimed:
         run.status, run.attempts, run.started_at, run.deadline = Status.RUNNING, attempt, now, deadline
@@ -139,8 +146,12 @@ def finish(run: JobRun, attempt: int, outcome: Outcome) -> JobRun | None:
             "error_id": error_id,
             "error_code": outcome.error_code,
             "deadline": None,
-            "attempt_log": [*run.attempt_log, _attempt_entry(run, attempt, now, outcome.result_status,
-                                                            error_id, outcome.error_code, duration_ms)],
+            "attempt_log": [
+                *run.attempt_log,
+                _attempt_entry(
+                    run, attempt, now, outcome.result_status, error_id, outcome.error_code, duration_ms
+                ),
+            ],
         }
         if retry:
             changes.update(status=Status.QUEUED, due_at=now + timedelta(seconds=delay))
@@ -157,8 +168,17 @@ def finish(run: JobRun, attempt: int, outcome: Outcome) -> JobRun | None:
     return run
 
 
-_OUTCOME_FIELDS = ["status", "due_at", "finished_at", "deadline", "duration_ms", "result_status", "error_id",
-                   "error_code", "attempt_log"]
+_OUTCOME_FIELDS = [
+    "status",
+    "due_at",
+    "finished_at",
+    "deadline",
+    "duration_ms",
+    "result_status",
+    "error_id",
+    "error_code",
+    "attempt_log",
+]
 
 
 def _final_status(outcome: Outcome) -> str:
@@ -167,8 +187,15 @@ def _final_status(outcome: Outcome) -> str:
     return Status.TIMED_OUT if outcome.error_code == TIMEOUT_CODE else Status.FAILED
 
 
-def _attempt_entry(row: JobRun, attempt: int, now: datetime, result_status: int | None, error_id: str,
-                   error_code: str, duration_ms: int | None) -> dict:
+def _attempt_entry(
+    row: JobRun,
+    attempt: int,
+    now: datetime,
+    result_status: int | None,
+    error_id: str,
+    error_code: str,
+    duration_ms: int | None,
+) -> dict:
     return {
         "attempt": attempt,
         "started_at": row.started_at.isoformat() if row.started_at else None,

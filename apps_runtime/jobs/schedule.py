@@ -66,8 +66,16 @@ def dispatch_due_jobs(now: datetime | None = None) -> list[str]:
     jobs = list(
         Job.all_tenants.filter(active_since__lt=current + timedelta(minutes=1))
         .select_related("app", "version")
-        .only("tenant", "app__name", "version__number", "name", "route_key", "schedule", "run_as",
-              "active_since")
+        .only(
+            "tenant",
+            "app__name",
+            "version__number",
+            "name",
+            "route_key",
+            "schedule",
+            "run_as",
+            "active_since",
+        )
     )
     taken = _taken(minutes)
     planned = [

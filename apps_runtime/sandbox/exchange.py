@@ -178,7 +178,11 @@ class Spare:
 
 
 def exchange(
-    spare: Spare, config: dict, request_payload: bytes, limits: SandboxLimits, broker: Broker,
+    spare: Spare,
+    config: dict,
+    request_payload: bytes,
+    limits: SandboxLimits,
+    broker: Broker,
     code: bytes | None = None,
 ) -> Transcript:
     """Run one call in ``spare`` (which is closed on return) and record what happened. On return the child
@@ -213,7 +217,7 @@ def exchange(
             conv.outbox += protocol.pack(code)
         conv.outbox += protocol.pack(request_payload)
         try:  # at once: the child is waiting for it, and the socket buffer takes a small request whole
-            del conv.outbox[:host_sock.send(conv.outbox)]
+            del conv.outbox[: host_sock.send(conv.outbox)]
         except (BlockingIOError, BrokenPipeError, ConnectionResetError):
             pass  # the poll loop sends the rest, or sees the child gone
         backstop = conv.child_deadline + BACKSTOP_MARGIN_S

@@ -50,8 +50,12 @@ def _check(result: int, what: str) -> None:
 
 def _mount_tmpfs(path: str, size_bytes: int, uid: int, gid: int) -> None:
     options = f"size={size_bytes},nr_inodes={INODES_PER_SLOT},mode=0700,uid={uid},gid={gid}"
-    _check(_c_library().mount(b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                              options.encode()), f"mount tmpfs on {path}")
+    _check(
+        _c_library().mount(
+            b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options.encode()
+        ),
+        f"mount tmpfs on {path}",
+    )
 
 
 def _unmount(path: str) -> None:
@@ -60,6 +64,7 @@ def _unmount(path: str) -> None:
 
 
 # -- who made a dir ----------------------------------------------------------------------------------------
+
 
 def _start_time(pid: int) -> int | None:
     """The process's start time (clock ticks after boot): with the pid, it names one process for good."""
@@ -77,8 +82,12 @@ def _boot_id() -> str:
 
 def _owner_record() -> dict:
     pid = os.getpid()
-    return {"pid": pid, "start": _start_time(pid), "pidns": os.stat("/proc/self/ns/pid").st_ino,
-            "boot": _boot_id()}
+    return {
+        "pid": pid,
+        "start": _start_time(pid),
+        "pidns": os.stat("/proc/self/ns/pid").st_ino,
+        "boot": _boot_id(),
+    }
 
 
 def _owner_is_gone(record: object) -> bool:
@@ -163,12 +172,16 @@ def remove_stale(parent: str) -> list[str]:
             _remove_tree(entry.path)
             removed.append(entry.path)
     if removed:
-        logger.info("Removed %d scratch dir(s) left by a sandbox whose process is gone: %s", len(removed),
-                    ", ".join(removed))
+        logger.info(
+            "Removed %d scratch dir(s) left by a sandbox whose process is gone: %s",
+            len(removed),
+            ", ".join(removed),
+        )
     return removed
 
 
 # -- this sandbox's scratch area ---------------------------------------------------------------------------
+
 
 class ScratchArea:
     """This sandbox's private dir under ``parent`` and its slots. Only the creating process removes it."""
@@ -185,8 +198,11 @@ class ScratchArea:
         self.root = os.path.realpath(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
         # The sandbox uids must reach their own call dirs by path, but may not list anyone else's.
         os.chmod(self.root, 0o711)
-        fd = os.open(os.path.join(self.root, OWNER_FILE),
-                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(
+            os.path.join(self.root, OWNER_FILE),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
         with os.fdopen(fd, "w") as f:
             json.dump(_owner_record(), f)
         self.calls = os.path.join(self.root, CALLS_DIR)

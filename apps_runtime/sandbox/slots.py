@@ -51,7 +51,7 @@ class UidClaim:
 
     def __init__(self, first: int, last: int, count: int):
         """Raises:
-            NoFreeUids: not enough free blocks in the range.
+        NoFreeUids: not enough free blocks in the range.
         """
         directory = _lock_dir()
         system_uids = {entry.pw_uid for entry in pwd.getpwall()}
@@ -63,8 +63,11 @@ class UidClaim:
             start += UID_BLOCK
             if system_uids.intersection(block):
                 continue
-            fd = os.open(os.path.join(directory, f"block-{block[0]}.lock"),
-                         os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(
+                os.path.join(directory, f"block-{block[0]}.lock"),
+                os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -76,8 +79,10 @@ class UidClaim:
             self.uids.extend(block)
         if len(self.uids) < count:
             self.close()
-            raise NoFreeUids(f"fewer than {count} free uids in {first}-{last}: other sandboxes on this "
-                             f"host hold the rest (see SANDBOX_UID_RANGE)")
+            raise NoFreeUids(
+                f"fewer than {count} free uids in {first}-{last}: other sandboxes on this "
+                f"host hold the rest (see SANDBOX_UID_RANGE)"
+            )
         del self.uids[count:]
 
     def close(self) -> None:

@@ -206,8 +206,9 @@ class Sandbox:
         try:
             area = ScratchArea(self._scratch_parent)
         except OSError as exc:
-            raise SandboxUnavailable(f"Handler sandbox: cannot make its scratch dir in "
-                                     f"{self._scratch_parent!r}: {exc}") from None
+            raise SandboxUnavailable(
+                f"Handler sandbox: cannot make its scratch dir in {self._scratch_parent!r}: {exc}"
+            ) from None
         try:
             ids: list[tuple[int | None, int | None]] = [(None, None)] * self._max_concurrent
             if self._drops_uid:
@@ -215,8 +216,10 @@ class Sandbox:
                 self._uids = UidClaim(*self._uid_range, self._max_concurrent + 1)
                 *ids, probe = [(uid, uid) for uid in self._uids.uids]
                 self._probe_uid = list(probe)
-            slots = [Slot(uid, gid, area.make_slot(str(index), self._scratch_bytes, uid, gid))
-                     for index, (uid, gid) in enumerate(ids)]
+            slots = [
+                Slot(uid, gid, area.make_slot(str(index), self._scratch_bytes, uid, gid))
+                for index, (uid, gid) in enumerate(ids)
+            ]
         except (NoFreeUids, OSError) as exc:
             area.close()
             if self._uids is not None:
@@ -231,11 +234,15 @@ class Sandbox:
             if self._forced_level > self._min_level:
                 raise SandboxUnavailable(
                     f"Handler sandbox: forced {tiers.tier_label(self._forced_level)} is weaker than the "
-                    f"minimum allowed, {tiers.tier_label(self._min_level)}")
+                    f"minimum allowed, {tiers.tier_label(self._min_level)}"
+                )
             candidates = [self._forced_level]
         else:  # strongest first; nothing weaker than the minimum is even tried
-            candidates = [level for level in (tiers.NAMESPACES, tiers.LANDLOCK_SECCOMP, tiers.RLIMITS)
-                          if level <= self._min_level]
+            candidates = [
+                level
+                for level in (tiers.NAMESPACES, tiers.LANDLOCK_SECCOMP, tiers.RLIMITS)
+                if level <= self._min_level
+            ]
         for level in candidates:
             label = tiers.tier_label(level)
             reason = tiers.precheck(level, bwrap=self._bwrap, bundle_root=self._bundle_root)
@@ -256,32 +263,51 @@ class Sandbox:
         details = "; ".join(f"{label}: {reason}" for label, reason in self._report.items())
         raise SandboxUnavailable(
             f"Handler sandbox: no {forced}isolation tier at least as strong as "
-            f"{tiers.tier_label(self._min_level)} works on this host ({details})", self._report)
+            f"{tiers.tier_label(self._min_level)} works on this host ({details})",
+            self._report,
+        )
 
     def _log_tier(self) -> None:
         level = self._spec.level
         others = "; ".join(f"{label}: {reason}" for label, reason in self._report.items() if reason != "ok")
         how = "forced" if self._forced_level is not None else "probed"
         if level == tiers.NAMESPACES:
-            logger.info("Handler sandbox: isolation %s (%s), zygote pid %s", tiers.tier_label(level), how,
-                        self._zygote.pid)
+            logger.info(
+                "Handler sandbox: isolation %s (%s), zygote pid %s",
+                tiers.tier_label(level),
+                how,
+                self._zygote.pid,
+            )
         elif level == tiers.RLIMITS:
             logger.warning(TIER_3_WARNING, how, f"; unavailable here: {others}" if others else "")
         else:
             logger.warning(
                 "Handler sandbox: isolation %s (%s), below tier 1 (namespaces)%s",
-                tiers.tier_label(level), how, f"; unavailable here: {others}" if others else "",
+                tiers.tier_label(level),
+                how,
+                f"; unavailable here: {others}" if others else "",
             )
         if self._scratch.unbounded_reason is not None:
-            logger.warning("Handler sandbox: a call's scratch space is bounded per file only (%d MiB), not "
-                           "in total: %s", MAX_FILE_BYTES // _MIB, self._scratch.unbounded_reason)
+            logger.warning(
+                "Handler sandbox: a call's scratch space is bounded per file only (%d MiB), not in total: %s",
+                MAX_FILE_BYTES // _MIB,
+                self._scratch.unbounded_reason,
+            )
         if not self._drops_uid and level < tiers.UNCONFINED:
-            logger.warning("Handler sandbox: the platform does not run as root, so calls share its uid: no "
-                           "per-call thread cap below tier 3, and concurrent calls are one user")
+            logger.warning(
+                "Handler sandbox: the platform does not run as root, so calls share its uid: no "
+                "per-call thread cap below tier 3, and concurrent calls are one user"
+            )
 
     def _launch_spec(self, level: int) -> tiers.LaunchSpec:
-        return tiers.launch_spec(level, python=self._python, bwrap=self._bwrap, bundle_root=self._bundle_root,
-                                 scratch_dir=self._scratch.calls, probe_uid=self._probe_uid)
+        return tiers.launch_spec(
+            level,
+            python=self._python,
+            bwrap=self._bwrap,
+            bundle_root=self._bundle_root,
+            scratch_dir=self._scratch.calls,
+            probe_uid=self._probe_uid,
+        )
 
     # -- calls ----------------------------------------------------------------------------------------------
     def run(self, invocation: Invocation, broker: Broker) -> Outcome:
@@ -307,8 +333,11 @@ class Sandbox:
         deadline = time.monotonic() + self._queue_timeout_s
         waited = f"{self._queue_timeout_s * 1000:.0f} ms"
         if key is not None and not self._gate.enter(key, self._queue_timeout_s):
-            raise queue_timeout(invocation, f"tenant {key!r} already has {self._gate.limit} handler runs in "
-                                            f"flight; waited {waited} for a slot")
+            raise queue_timeout(
+                invocation,
+                f"tenant {key!r} already has {self._gate.limit} handler runs in "
+                f"flight; waited {waited} for a slot",
+            )
         try:
             try:
                 self.start()
@@ -316,8 +345,10 @@ class Sandbox:
                 raise unavailable(invocation, str(exc)) from None
             slot = self._slots.acquire(deadline - time.monotonic())
             if slot is None:
-                raise queue_timeout(invocation, f"all {self._slots.size} call slots of the sandbox are in "
-                                                f"use; waited {waited} for one")
+                raise queue_timeout(
+                    invocation,
+                    f"all {self._slots.size} call slots of the sandbox are in use; waited {waited} for one",
+                )
             try:
                 return self._run(invocation, bundle_dir, payload, broker, slot)
             finally:
@@ -336,8 +367,9 @@ class Sandbox:
             raise ValueError(f"bundle_dir {bundle_dir!r} is not inside the bundle root {self._bundle_root!r}")
         return real
 
-    def _run(self, invocation: Invocation, bundle_dir: str, payload: bytes, broker: Broker,
-             slot: Slot) -> Outcome:
+    def _run(
+        self, invocation: Invocation, bundle_dir: str, payload: bytes, broker: Broker, slot: Slot
+    ) -> Outcome:
         limits = invocation.limits
         confined = self._confined
         scratch_dir = slot.new_call_dir(owned=confined)
@@ -361,8 +393,14 @@ class Sandbox:
                     if attempt == 1:
                         break
                     continue  # found dead before it forked: no handler code ran
-                transcript = exchange(spare, config, payload, limits, broker,
-                                      self._handler_code(zygote, bundle_dir, invocation.handler))
+                transcript = exchange(
+                    spare,
+                    config,
+                    payload,
+                    limits,
+                    broker,
+                    self._handler_code(zygote, bundle_dir, invocation.handler),
+                )
                 if not (transcript.zygote_lost or transcript.zygote_hung):
                     break
                 self._discard(zygote)

@@ -1,17 +1,17 @@
 """Host side of the isolation tiers: names, what each needs of the host, and how a zygote is launched at it.
 
-  1 namespaces        bubblewrap (own mount, pid, net, ipc, uts namespaces; an empty root with read-only
-                      /usr, the interpreter's stdlib, the sandbox runtime and the bundles root; the call
-                      slots' scratch read-write; a private /tmp), plus tier 2 in every child. Launched by
-                      root, the zygote keeps only CAP_SETUID/CAP_SETGID/CAP_KILL, to run each child as its
-                      call's uid.
-                      Needs the ``bwrap`` binary and, launched by root, CAP_SYS_ADMIN (not in a default
-                      Docker container); launched by another user, unprivileged user namespaces.
-  2 landlock-seccomp  Landlock + seccomp in every child (see runtime/hardening.py), plus tier 3. Needs a
-                      Landlock-enabled kernel (5.13+, ``lsm=...,landlock``) and x86_64. Works in Docker.
-  3 rlimits           resource limits, empty environment, brokered data, and (when the host runs as root)
-                      a drop to the call's own uid and an IPC namespace per child. Needs nothing.
-  4 unconfined        a bare fork (no limits, no uid drop): for benchmarks only; never chosen by the probe.
+1 namespaces        bubblewrap (own mount, pid, net, ipc, uts namespaces; an empty root with read-only
+                    /usr, the interpreter's stdlib, the sandbox runtime and the bundles root; the call
+                    slots' scratch read-write; a private /tmp), plus tier 2 in every child. Launched by
+                    root, the zygote keeps only CAP_SETUID/CAP_SETGID/CAP_KILL, to run each child as its
+                    call's uid.
+                    Needs the ``bwrap`` binary and, launched by root, CAP_SYS_ADMIN (not in a default
+                    Docker container); launched by another user, unprivileged user namespaces.
+2 landlock-seccomp  Landlock + seccomp in every child (see runtime/hardening.py), plus tier 3. Needs a
+                    Landlock-enabled kernel (5.13+, ``lsm=...,landlock``) and x86_64. Works in Docker.
+3 rlimits           resource limits, empty environment, brokered data, and (when the host runs as root)
+                    a drop to the call's own uid and an IPC namespace per child. Needs nothing.
+4 unconfined        a bare fork (no limits, no uid drop): for benchmarks only; never chosen by the probe.
 """
 
 import functools
@@ -24,8 +24,18 @@ from dataclasses import dataclass, field
 from .runtime import landlock
 from .runtime.hardening import LANDLOCK_SECCOMP, NAMESPACES, RLIMITS, TIER_NAMES, UNCONFINED
 
-__all__ = ["LANDLOCK_SECCOMP", "NAMESPACES", "RLIMITS", "TIER_NAMES", "UNCONFINED", "LaunchSpec",
-           "launch_spec", "parse_tier", "precheck", "tier_label"]
+__all__ = [
+    "LANDLOCK_SECCOMP",
+    "NAMESPACES",
+    "RLIMITS",
+    "TIER_NAMES",
+    "UNCONFINED",
+    "LaunchSpec",
+    "launch_spec",
+    "parse_tier",
+    "precheck",
+    "tier_label",
+]
 
 RUNTIME_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 BOOT_SCRIPT = os.path.join(RUNTIME_DIR, "boot.py")
@@ -69,8 +79,14 @@ class Interpreter:
 
 @functools.lru_cache(maxsize=8)
 def _interpreter(python: str) -> Interpreter:
-    result = subprocess.run([python, "-I", "-S", "-c", _INTERPRETER_SCRIPT], env={}, capture_output=True,
-                            text=True, timeout=30, check=True)
+    result = subprocess.run(
+        [python, "-I", "-S", "-c", _INTERPRETER_SCRIPT],
+        env={},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     info = json.loads(result.stdout)
     return Interpreter(info["executable"], info["base_prefix"], tuple(info["site"]))
 
@@ -129,9 +145,21 @@ def _bwrap_argv(
         # admin power), so that each child can drop to its call's own uid: every handler is an
         # unprivileged uid on the host too, and no two calls in flight share one. CAP_KILL lets it kill
         # those children at their deadline; its PID namespace holds nothing else it could signal.
-        argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-                 "--cap-add", "CAP_KILL"]
+        argv += [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--cap-drop",
+            "ALL",
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+            "--cap-add",
+            "CAP_KILL",
+        ]
     else:
         argv += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     # --as-pid-1: the zygote is the namespace's init, so bwrap (its parent) reaps it and the namespace ends
@@ -176,8 +204,15 @@ def _bwrap_argv(
     return argv
 
 
-def launch_spec(level: int, *, python: str, bwrap: str, bundle_root: str | None, scratch_dir: str,
-                probe_uid: list[int] | None) -> LaunchSpec:
+def launch_spec(
+    level: int,
+    *,
+    python: str,
+    bwrap: str,
+    bundle_root: str | None,
+    scratch_dir: str,
+    probe_uid: list[int] | None,
+) -> LaunchSpec:
     """The launch of a zygote at ``level``; its children work in ``scratch_dir`` (the slots' parent) and
     its start-up probe runs as ``probe_uid`` ([uid, gid], when the platform runs as root).
 
@@ -195,8 +230,12 @@ def launch_spec(level: int, *, python: str, bwrap: str, bundle_root: str | None,
         # fd_paths: the children (the sandbox uid) may not be able to traverse to the stdlib or the bundle.
         # ipc_namespace: tier 3 has no seccomp filter to refuse SysV IPC and POSIX message queues, so each
         # child gets an IPC namespace of its own (root only: it needs CAP_SYS_ADMIN), gone when it exits.
-        config = {"tier": level, "probe_uid": probe_uid, "fd_paths": as_root,
-                  "ipc_namespace": as_root and level == RLIMITS}
+        config = {
+            "tier": level,
+            "probe_uid": probe_uid,
+            "fd_paths": as_root,
+            "ipc_namespace": as_root and level == RLIMITS,
+        }
         return LaunchSpec(level, python, config, scratch_dir, os.geteuid())
     if level == UNCONFINED:
         return LaunchSpec(level, python, {"tier": level}, scratch_dir, os.geteuid())

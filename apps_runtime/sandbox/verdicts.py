@@ -36,7 +36,12 @@ def _text(value: object, limit: int) -> str:
 
 
 def _fail(
-    kind: str, invocation: Invocation, t: Transcript, *, trace: str = "", detail: str = "",
+    kind: str,
+    invocation: Invocation,
+    t: Transcript,
+    *,
+    trace: str = "",
+    detail: str = "",
     level: int | None = None,
 ) -> HandlerFailed:
     failure = HandlerFailed(kind, trace=trace, logs=_logs(t))
@@ -46,8 +51,15 @@ def _fail(
         level,
         "Handler failed: error_id=%s kind=%s tenant=%s bundle=%s handler=%s duration_ms=%.1f data_calls=%d "
         "exit=%s\n%s",
-        failure.error_id, kind, invocation.tenant_key, invocation.bundle_dir, invocation.handler,
-        t.duration_ms, t.data_calls, t.exit, detail or trace,
+        failure.error_id,
+        kind,
+        invocation.tenant_key,
+        invocation.bundle_dir,
+        invocation.handler,
+        t.duration_ms,
+        t.data_calls,
+        t.exit,
+        detail or trace,
         extra={"error_id": failure.error_id, "handler_failure": kind},
     )
     return failure
@@ -90,8 +102,10 @@ def _from_final(invocation: Invocation, t: Transcript) -> Outcome:
         status = result.get("status")
         if handler_status_allowed(status):
             return Outcome(status=status, body=result.get("body"), logs=_logs(t), duration_ms=t.duration_ms)
-        trace = (f"handle() answered with status {status!r:.40}; use an int from 200 to 599 other than 204, "
-                 "205 and 304 (every response carries a JSON body)\n")
+        trace = (
+            f"handle() answered with status {status!r:.40}; use an int from 200 to 599 other than 204, "
+            "205 and 304 (every response carries a JSON body)\n"
+        )
         raise _fail("handler_error", invocation, t, trace=trace, detail=f"invalid status {status!r:.40}")
     if isinstance(failure, dict):
         kind, detail = failure.get("kind"), _text(failure.get("detail"), _MAX_DETAIL_CHARS)

@@ -77,19 +77,23 @@ class ZygoteProcess:
         # The kernel then attaches the sender's pid and uid (translated to our namespaces) to what we read.
         host_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         try:
-            self._proc = _launch(lambda: subprocess.Popen(
-                spec.argv(zygote_end.fileno()),
-                env={},
-                cwd=spec.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,  # start-up errors (bwrap's) explain an unusable tier; later, logged
-                close_fds=True,
-                pass_fds=(zygote_end.fileno(),),
-                umask=0o022,  # bwrap creates the mount points' parents: the sandbox uid must traverse them
-                # A terminal's Ctrl-C is for the platform, which then closes the socket.
-                start_new_session=True,
-            ))
+            self._proc = _launch(
+                lambda: subprocess.Popen(
+                    spec.argv(zygote_end.fileno()),
+                    env={},
+                    cwd=spec.cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    # Start-up errors (bwrap's) explain an unusable tier; later ones are logged.
+                    stderr=subprocess.PIPE,
+                    close_fds=True,
+                    pass_fds=(zygote_end.fileno(),),
+                    # bwrap creates the mount points' parents: the sandbox uid must traverse them.
+                    umask=0o022,
+                    # A terminal's Ctrl-C is for the platform, which then closes the socket.
+                    start_new_session=True,
+                )
+            )
         except OSError as exc:
             host_end.close()
             raise ZygoteLost(f"cannot start the zygote: {exc}") from exc

@@ -167,14 +167,34 @@ class Worker:
         self.starts += 1
         self._log = log = open(self.workdir / f"worker-{self.starts}.log", "wb")  # closed by kill()
         command = [
-            sys.executable, "-m", "celery", "-A", "lowcode_platform", "worker", "-l", "info",
-            "-P", "prefork", "-c", "2", "-Q", self.queue, "-n", f"{self.queue}-{self.starts}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "lowcode_platform",
+            "worker",
+            "-l",
+            "info",
+            "-P",
+            "prefork",
+            "-c",
+            "2",
+            "-Q",
+            self.queue,
+            "-n",
+            f"{self.queue}-{self.starts}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
         ]
         if beat:
             command += ["-B", "-s", str(self.workdir / f"beat-{self.starts}")]
         self.proc = subprocess.Popen(
-            command, cwd=ROOT, env=self.env(beat=beat), stdout=log, stderr=subprocess.STDOUT,
+            command,
+            cwd=ROOT,
+            env=self.env(beat=beat),
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
 
@@ -212,8 +232,11 @@ def use_broker(*, eager: bool, queue: str | None) -> dict:
     from lowcode_platform.celery import app
 
     old = {key: app.conf[key] for key in ("broker_url", "task_always_eager", "task_default_queue")}
-    app.conf.update(broker_url="memory://localhost/" if eager else REDIS_URL, task_always_eager=eager,
-                    task_default_queue=queue or old["task_default_queue"])
+    app.conf.update(
+        broker_url="memory://localhost/" if eager else REDIS_URL,
+        task_always_eager=eager,
+        task_default_queue=queue or old["task_default_queue"],
+    )
     _drop_connections(app)
     return old
 

@@ -66,8 +66,12 @@ def kick(client, chores, make_token):
     _, raw = make_token(chores, "writer")
 
     def post(route: str, payload: dict | None = None, path: str = "/t/acme/apps/chores/kick"):
-        return client.post(path, {"route": route, "payload": payload or {}, "count": 5},
-                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client.post(
+            path,
+            {"route": route, "payload": payload or {}, "count": 5},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {raw}",
+        )
 
     return post
 

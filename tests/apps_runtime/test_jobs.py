@@ -80,7 +80,9 @@ def test_a_job_principal_holds_exactly_its_roles_and_is_never_a_superuser():
     assert not parse_auth("role:case_reader").allows(principal)
     assert not parse_auth("internal").allows(principal)
     assert principal.as_handler_user() == {
-        "username": "job:chores/nightly", "roles": ["archivist", "case_writer"], "superuser": False,
+        "username": "job:chores/nightly",
+        "roles": ["archivist", "case_writer"],
+        "superuser": False,
     }
 
 
@@ -91,8 +93,17 @@ def test_anonymous_callers_stay_anonymous():
 
 
 def test_a_caller_snapshot_rebuilds_the_same_caller_in_the_runs_tenant():
-    caller = Caller(tenant_id=3, user_id=9, username="ann", is_member=True, is_superuser=True,
-                    is_tenant_admin=True, roles=frozenset({"b", "a"}), token_id=4, read_only=True)
+    caller = Caller(
+        tenant_id=3,
+        user_id=9,
+        username="ann",
+        is_member=True,
+        is_superuser=True,
+        is_tenant_admin=True,
+        roles=frozenset({"b", "a"}),
+        token_id=4,
+        read_only=True,
+    )
     data = snapshot(caller)
     assert "tenant_id" not in data and data["roles"] == ["a", "b"]
     assert caller_from_snapshot(3, data) == caller
@@ -107,8 +118,11 @@ def job_names(tenant) -> list[str]:
 
 
 def test_deploys_rollbacks_and_undeploys_replace_the_schedules(acme, deploy):
-    deploy(acme, jobs_manifest({"nightly": WRITE_JOB, "hourly": {**WRITE_JOB, "schedule": "0 * * * *"}}),
-           JOB_HANDLERS)
+    deploy(
+        acme,
+        jobs_manifest({"nightly": WRITE_JOB, "hourly": {**WRITE_JOB, "schedule": "0 * * * *"}}),
+        JOB_HANDLERS,
+    )
     assert job_names(acme) == ["hourly", "nightly"]
     job = Job.objects.for_tenant(acme).get(name="hourly")
     assert (job.route_key, job.schedule, job.run_as) == ("POST /jobs/write", "0 * * * *", "role:case_writer")
@@ -171,8 +185,14 @@ def test_the_database_refuses_a_second_run_of_a_minute(scheduled):
     run = JobRun.objects.for_tenant(scheduled).get()
     with pytest.raises(IntegrityError), transaction.atomic():
         JobRun.objects.create(
-            run_id="run_dup", tenant=scheduled, app=run.app, version_number=1, job=run.job,
-            route_key=run.route_key, caller=run.caller, scheduled_for=run.scheduled_for,
+            run_id="run_dup",
+            tenant=scheduled,
+            app=run.app,
+            version_number=1,
+            job=run.job,
+            route_key=run.route_key,
+            caller=run.caller,
+            scheduled_for=run.scheduled_for,
         )
 
 
@@ -217,8 +237,12 @@ def kick(client, acme, deploy, make_token):
 
     def post(username: str, body: dict):
         _, raw = make_token(acme, username)
-        return client.post("/t/acme/apps/chores/kick", body, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client.post(
+            "/t/acme/apps/chores/kick",
+            body,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {raw}",
+        )
 
     return post
 
@@ -261,7 +285,9 @@ def test_one_handler_call_may_queue_only_so_many_runs(client, kick, acme, make_t
     settings.JOBS_MAX_ENQUEUES_PER_CALL = 2
     _, raw = make_token(acme, "writer")
     post = lambda count: client.post(  # noqa: E731
-        "/t/acme/apps/chores/kick-many", {"count": count}, content_type="application/json",
+        "/t/acme/apps/chores/kick-many",
+        {"count": count},
+        content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {raw}",
     )
     assert post(2).status_code == 202
@@ -288,8 +314,9 @@ def test_a_run_that_cannot_be_sent_stays_queued_and_the_request_still_answers(ki
 
 def test_a_run_queued_with_a_read_only_token_stays_read_only(client, kick, acme, make_token):
     _, raw = make_token(acme, "writer", read_only=True)
-    response = client.get("/t/acme/apps/chores/kick", {"route": "POST /jobs/write"},
-                          HTTP_AUTHORIZATION=f"Bearer {raw}")
+    response = client.get(
+        "/t/acme/apps/chores/kick", {"route": "POST /jobs/write"}, HTTP_AUTHORIZATION=f"Bearer {raw}"
+    )
     run = JobRun.objects.for_tenant(acme).get(run_id=as_json(response)["run_id"])
     assert run.caller["read_only"] is True
     assert run.status == "failed" and run.result_status == 403  # ran in-process: writes refused
@@ -301,8 +328,9 @@ def test_in_process_runs_start_after_the_handler_that_queued_them(client, acme, 
     deploy(acme, manifest, JOB_HANDLERS)
     _, raw = make_token(acme, "writer")
     body = {"route": "POST /jobs/slow", "payload": {"seconds": 1}}
-    response = client.post("/t/acme/apps/chores/kick", body, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Bearer {raw}")
+    response = client.post(
+        "/t/acme/apps/chores/kick", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}"
+    )
     assert response.status_code == 202
     run = JobRun.objects.for_tenant(acme).get(run_id=as_json(response)["run_id"])
     assert run.status == "succeeded" and run.duration_ms >= 1000
@@ -349,8 +377,10 @@ def test_a_run_whose_route_is_gone_fails_with_an_error_id(chores, deploy, sent):
     execute.execute_run(run.run_id)
     run.refresh_from_db()
     assert run.status == "failed" and run.attempts == 0 and run.error_code == "route_unavailable"
-    assert "has no internal route 'POST /jobs/write'" in HandlerError.objects.for_tenant(chores).get(
-        error_id=run.error_id).trace
+    assert (
+        "has no internal route 'POST /jobs/write'"
+        in HandlerError.objects.for_tenant(chores).get(error_id=run.error_id).trace
+    )
 
 
 def test_a_run_of_an_undeployed_app_fails(chores, sent):
@@ -429,8 +459,12 @@ def test_admins_list_the_tenants_runs_newest_first(api_client, chores, two_runs,
     first = response.json()[1]
     assert first["app"] == "chores" and first["version"] == 1 and first["job"] is None
     assert first["route"] == "POST /jobs/write" and first["status"] == "succeeded"
-    assert first["caller"] == {"username": "writer", "roles": ["case_writer"], "superuser": False,
-                               "service": False}
+    assert first["caller"] == {
+        "username": "writer",
+        "roles": ["case_writer"],
+        "superuser": False,
+        "service": False,
+    }
     assert first["duration_ms"] is not None and first["result_status"] == 200 and first["error_id"] is None
 
     filtered = api_client.get("/api/tenants/acme/runs", {"status": "queued", "app": "chores"}).json()
@@ -442,8 +476,9 @@ def test_admins_list_the_tenants_runs_newest_first(api_client, chores, two_runs,
     assert detail["body"] == {"text": "x"} and detail["attempt_log"][0]["result_status"] == 200
 
 
-def test_members_and_other_tenants_cannot_see_runs(api_client, chores, two_runs, make_token, make_tenant,
-                                                   make_member):
+def test_members_and_other_tenants_cannot_see_runs(
+    api_client, chores, two_runs, make_token, make_tenant, make_member
+):
     done, _ = two_runs
     _, raw = make_token(chores, "writer")
     api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")

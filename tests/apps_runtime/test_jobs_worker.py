@@ -50,7 +50,9 @@ def kick(client, acme, make_token):
     def run(username: str, route: str, payload: dict | None = None) -> str:
         _, raw = make_token(acme, username)
         response = client.post(
-            KICK, {"route": route, "payload": payload or {}}, content_type="application/json",
+            KICK,
+            {"route": route, "payload": payload or {}},
+            content_type="application/json",
             HTTP_AUTHORIZATION=f"Bearer {raw}",
         )
         assert response.status_code == 202, response.content
@@ -224,12 +226,18 @@ def test_a_run_whose_worker_is_killed_mid_handler_completes_exactly_once(
     """
     manifest = jobs_manifest()
     manifest["routes"]["POST /jobs/two-step"] = {
-        "handler": "server/two_step.py", "auth": "internal", "timeoutMs": 4000,
+        "handler": "server/two_step.py",
+        "auth": "internal",
+        "timeoutMs": 4000,
     }
     deploy(acme, manifest, {**JOB_HANDLERS, "server/two_step.py": TWO_STEP})
     _, raw = make_token(acme, "writer")
-    response = client.post(KICK, {"route": "POST /jobs/two-step", "payload": {"seconds": 2}},
-                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    response = client.post(
+        KICK,
+        {"route": "POST /jobs/two-step", "payload": {"seconds": 2}},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+    )
     assert response.status_code == 202  # acknowledged: the caller holds a run id
     run_id = as_json(response)["run_id"]
 

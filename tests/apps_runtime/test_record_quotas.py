@@ -26,8 +26,10 @@ def handle(request):
 
 @pytest.fixture
 def app(acme, deploy):
-    routes = {**cases_manifest()["routes"], "POST /cases/{case_id}/update": {"handler": "server/update.py",
-                                                                            "auth": WRITE}}
+    routes = {
+        **cases_manifest()["routes"],
+        "POST /cases/{case_id}/update": {"handler": "server/update.py", "auth": WRITE},
+    }
     deploy(acme, cases_manifest(routes=routes), {**HANDLERS, "server/update.py": UPDATE_HANDLER})
     return acme
 

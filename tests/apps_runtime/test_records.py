@@ -160,16 +160,23 @@ def probe(client, acme, deploy, make_token):
     reader = make_token(acme, "reader")[1]
 
     def run(**arguments):
-        return client.post("/t/acme/apps/cases/probe", arguments, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Bearer {reader}")
+        return client.post(
+            "/t/acme/apps/cases/probe",
+            arguments,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {reader}",
+        )
 
     return run
 
 
 def test_a_handler_query_with_a_django_lookup_in_where_is_refused_and_never_runs(probe):
     assert probe(where={"client_name": "Ada"}).json() == {"names": ["Ada"]}
-    for lookup in ({"client_name__regex": "^A"}, {"client_name__regex": "(((.+)+)+)+\u0000"},
-                   {"client_name__startswith": "A"}):
+    for lookup in (
+        {"client_name__regex": "^A"},
+        {"client_name__regex": "(((.+)+)+)+\u0000"},
+        {"client_name__startswith": "A"},
+    ):
         response = probe(where=lookup)
         assert response.status_code == 400, response.content
         assert response.json()["code"] == "invalid"
@@ -247,8 +254,12 @@ def test_the_cursor_stays_small_however_large_the_filters(scope_for):
 
 @pytest.mark.parametrize(
     "data",
-    [{"client_name": "A\u0000"}, {"client_name": "A", "k\u0000": 1}, {"client_name": "\ud800"},
-     {"client_name": "A", "n": float("nan")}],
+    [
+        {"client_name": "A\u0000"},
+        {"client_name": "A", "k\u0000": 1},
+        {"client_name": "\ud800"},
+        {"client_name": "A", "n": float("nan")},
+    ],
 )
 def test_data_some_database_cannot_store_is_refused_alike_on_every_database(scope_for, data):
     with pytest.raises(RecordInvalid):

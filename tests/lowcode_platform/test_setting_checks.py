@@ -43,7 +43,11 @@ def test_a_value_that_is_not_a_number_or_boolean_stops_start_up_naming_it(name, 
     env = {**os.environ, "DEBUG": "true", "PLATFORM_VAR_DIR": str(tmp_path), name: "soon"}
     result = subprocess.run(
         [sys.executable, "-c", "import lowcode_platform.settings"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode != 0
     assert f"ImproperlyConfigured: {name}='soon' is not" in result.stderr

@@ -122,7 +122,10 @@ def test_a_tenant_over_its_quota_gets_a_tool_error_until_a_delete(calls, setting
 def test_the_built_in_tool_applies_the_records_rule_itself_not_only_its_schema(acme, deploy):
     deploy(acme)
     caller = caller_for(acme, access_user("reader"))
-    for arguments in ({"where": {"client_name__regex": "^A"}}, {"order_by": "client_name__len"},
-                      {"where": {f"field_{i}": i for i in range(21)}}):
+    for arguments in (
+        {"where": {"client_name__regex": "^A"}},
+        {"order_by": "client_name__len"},
+        {"where": {f"field_{i}": i for i in range(21)}},
+    ):
         with pytest.raises(RuntimeDomainError):
             BUILTINS["records_query"](acme, caller, {**CASES, **arguments})

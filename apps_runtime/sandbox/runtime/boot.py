@@ -33,7 +33,7 @@ def _route_stdlib_through_fds() -> dict[int, str]:
     def remap(path: str) -> str:
         for real, alias in mapping.items():
             if path == real or path.startswith(real + os.sep):
-                return alias + path[len(real):]
+                return alias + path[len(real) :]
         return path
 
     sys.path[:] = [mapping.get(entry, entry) for entry in sys.path if entry in mapping]

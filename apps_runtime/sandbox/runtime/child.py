@@ -74,10 +74,12 @@ def _take_fds(proto_fd: int, log_fd: int) -> None:
     os.dup2(high_log, 2)
     os.dup2(high_proto, PROTO_FD, inheritable=False)  # a subprocess must not inherit the protocol
     _proto_ready = True
-    out = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                           line_buffering=True)
-    err = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                           line_buffering=True)
+    out = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True
+    )
+    err = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True
+    )
     sys.stdout = sys.__stdout__ = out
     sys.stderr = sys.__stderr__ = err
     _log_streams[:] = [out, err]
@@ -125,10 +127,16 @@ def _check_handler_path(config: dict) -> "_Failure | None":
     rel = config["handler"]
     path = os.path.normpath(os.path.join(bundle_dir, rel))
     real_bundle = os.path.realpath(bundle_dir)
-    if (os.path.isabs(rel) or not os.path.realpath(path).startswith(real_bundle + os.sep)
-            or not os.path.isfile(path)):
-        return _Failure("handler_error", trace=f"Handler file not found: {rel}\n",
-                        detail=f"handler {rel!r} is not a file inside {bundle_dir!r}")
+    if (
+        os.path.isabs(rel)
+        or not os.path.realpath(path).startswith(real_bundle + os.sep)
+        or not os.path.isfile(path)
+    ):
+        return _Failure(
+            "handler_error",
+            trace=f"Handler file not found: {rel}\n",
+            detail=f"handler {rel!r} is not a file inside {bundle_dir!r}",
+        )
     return None
 
 
@@ -161,8 +169,11 @@ def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber, code: byte
         raise _Failure("handler_error", traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None
     handle = getattr(module, "handle", None)
     if not callable(handle):
-        raise _Failure("handler_error", trace=f"{rel} does not define a function handle(request)\n",
-                       detail=f"no callable handle in {rel!r}")
+        raise _Failure(
+            "handler_error",
+            trace=f"{rel} does not define a function handle(request)\n",
+            detail=f"no callable handle in {rel!r}",
+        )
     return handle
 
 
@@ -175,17 +186,25 @@ def _result_frame(value, limits: dict, rel: str) -> bytes:
     status = 200
     if isinstance(value, tuple):
         if len(value) != 2:
-            raise _Failure("handler_error", trace=f"handle() in {rel} returned a tuple of {len(value)} "
-                                                  "items; return value or (value, status)\n")
+            raise _Failure(
+                "handler_error",
+                trace=f"handle() in {rel} returned a tuple of {len(value)} "
+                "items; return value or (value, status)\n",
+            )
         value, status = value
     if type(status) is not int or not 100 <= status <= 599:
-        raise _Failure("handler_error", trace=f"handle() in {rel} returned an invalid status {status!r:.40}; "
-                                              "use an int between 100 and 599\n")
+        raise _Failure(
+            "handler_error",
+            trace=f"handle() in {rel} returned an invalid status {status!r:.40}; "
+            "use an int between 100 and 599\n",
+        )
     try:
         body = protocol.dumps(value)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise _Failure("handler_error", trace=f"{type(exc).__name__}: {exc}\n"
-                                              f"(in the value returned by handle() in {rel})\n") from None
+        raise _Failure(
+            "handler_error",
+            trace=f"{type(exc).__name__}: {exc}\n(in the value returned by handle() in {rel})\n",
+        ) from None
     if len(body) > limits["max_response_bytes"]:
         raise _Failure("output_too_large", detail=f"{len(body)} bytes > {limits['max_response_bytes']}")
     return b'{"result":{"status":%d,"body":' % status + body + b"}}"
@@ -197,12 +216,15 @@ def _error_frame(status: int, message: object) -> bytes:
 
 def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
     """Run the handler and build the frame that answers the host."""
-    scrub = traces.Scrubber(bundle_path, {
-        config["bundle_dir"]: ".",
-        os.path.realpath(config["bundle_dir"]): ".",
-        config["scratch_dir"]: ".",
-        RUNTIME_DIR: "<platform>",
-    })
+    scrub = traces.Scrubber(
+        bundle_path,
+        {
+            config["bundle_dir"]: ".",
+            os.path.realpath(config["bundle_dir"]): ".",
+            config["scratch_dir"]: ".",
+            RUNTIME_DIR: "<platform>",
+        },
+    )
     sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
     handle = _load_handler(bundle_path, config["handler"], scrub, config.get("code"))
@@ -213,8 +235,10 @@ def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
         raise
     except sdk.UserError as exc:
         if type(exc.status) is not int or not 400 <= exc.status <= 599:
-            raise _Failure("handler_error", trace=f"UserError status must be an int between 400 and 599, "
-                                                  f"got {exc.status!r:.40}\n") from None
+            raise _Failure(
+                "handler_error",
+                trace=f"UserError status must be an int between 400 and 599, got {exc.status!r:.40}\n",
+            ) from None
         return _error_frame(exc.status, exc.message)
     except sdk.RecordsError as exc:
         return _error_frame(exc.response_status(), exc.message)
@@ -243,13 +267,15 @@ def _serve(config: dict, bundle_path: str, handler_problem: "_Failure | None") -
             raise handler_problem
         frame = _invoke(config, request_data, bundle_path)
     except _Failure as failure:
-        frame = protocol.dumps({"failure": {"kind": failure.kind, "trace": failure.trace,
-                                            "detail": failure.detail}})
+        frame = protocol.dumps(
+            {"failure": {"kind": failure.kind, "trace": failure.trace, "detail": failure.detail}}
+        )
     except MemoryError:
         frame = None  # leave the except block first so the handler's frames are freed
     if frame is None:
-        frame = protocol.dumps({"failure": {"kind": "handler_resource_limit", "trace": "",
-                                            "detail": "MemoryError"}})
+        frame = protocol.dumps(
+            {"failure": {"kind": "handler_resource_limit", "trace": "", "detail": "MemoryError"}}
+        )
     # Logs first, result last: once the host has the result, everything the handler printed is in the pipe.
     _flush()
     protocol.write_frame(PROTO_FD, frame)
@@ -260,8 +286,9 @@ def _report_internal(exc: BaseException) -> None:
     if not _proto_ready:
         return
     try:
-        frame = protocol.dumps({"failure": {"kind": "sandbox_unavailable", "trace": "",
-                                            "detail": traces.full_trace(exc)}})
+        frame = protocol.dumps(
+            {"failure": {"kind": "sandbox_unavailable", "trace": "", "detail": traces.full_trace(exc)}}
+        )
         protocol.write_frame(PROTO_FD, frame)
     except (OSError, ValueError):
         pass  # the host is gone; the exit code still tells the zygote
@@ -275,8 +302,11 @@ def _warm_up() -> None:
     (reference counts, allocator arenas, the compiler's) are copied from the zygote now, not on the call's
     path. Runs nothing of a tenant.
     """
-    config = json.loads(protocol.dumps({"call": {"bundle_dir": RUNTIME_DIR, "handler": "x.py",
-                                                 "scratch_dir": RUNTIME_DIR, "limits": {}}}))["call"]
+    config = json.loads(
+        protocol.dumps(
+            {"call": {"bundle_dir": RUNTIME_DIR, "handler": "x.py", "scratch_dir": RUNTIME_DIR, "limits": {}}}
+        )
+    )["call"]
     traces.Scrubber(RUNTIME_DIR, {config["bundle_dir"]: ".", RUNTIME_DIR: "<platform>"})
     module = types.ModuleType(HANDLER_MODULE)
     code = marshal.dumps(compile(_WARM_UP_SOURCE, "<warm-up>", "exec", dont_inherit=True))
@@ -314,8 +344,9 @@ def main(spare: dict, proto_fd: int, log_fd: int) -> None:
             _warm_up()
         config = _await_call(spare.get("uid"))
         handler_problem = _check_handler_path(config)  # with full access still, before hardening
-        bundle_path, keep = hardening.harden(config["limits"], config["bundle_dir"], config["scratch_dir"],
-                                             config.get("uid"))
+        bundle_path, keep = hardening.harden(
+            config["limits"], config["bundle_dir"], config["scratch_dir"], config.get("uid")
+        )
         # Everything the zygote held (its control socket, other calls' pipes, Landlock's path fds) goes now.
         hardening.close_fds_above(PROTO_FD + 1, keep)
         code = _serve(config, bundle_path, handler_problem)

@@ -36,8 +36,12 @@ import threading
 from . import landlock, seccomp
 
 NAMESPACES, LANDLOCK_SECCOMP, RLIMITS, UNCONFINED = 1, 2, 3, 4
-TIER_NAMES = {NAMESPACES: "namespaces", LANDLOCK_SECCOMP: "landlock-seccomp", RLIMITS: "rlimits",
-              UNCONFINED: "unconfined"}
+TIER_NAMES = {
+    NAMESPACES: "namespaces",
+    LANDLOCK_SECCOMP: "landlock-seccomp",
+    RLIMITS: "rlimits",
+    UNCONFINED: "unconfined",
+}
 TIER = "rlimits"  # the tier of a zygote started without a config (kept for callers of the old API)
 
 MAX_OPEN_FILES = 64
@@ -69,8 +73,15 @@ class Unavailable(Exception):
 class Confinement:
     """What every child of one zygote applies; built once by ``prepare``."""
 
-    def __init__(self, tier: int, fd_paths: bool, keep_fds: list[int], ruleset: landlock.Ruleset | None,
-                 seccomp_filter: seccomp.Filter | None, ipc_namespace: bool = False):
+    def __init__(
+        self,
+        tier: int,
+        fd_paths: bool,
+        keep_fds: list[int],
+        ruleset: landlock.Ruleset | None,
+        seccomp_filter: seccomp.Filter | None,
+        ipc_namespace: bool = False,
+    ):
         self.tier = tier
         self.ipc_namespace = ipc_namespace  # each child unshares one (tier 3 as root)
         self.fd_paths = fd_paths  # the bundle is reached through /proc/self/fd (see boot.py)
@@ -124,8 +135,14 @@ def prepare(config: dict) -> Confinement:
         if ruleset is None:
             raise Unavailable("Landlock is not available in this kernel (or is disabled)")
     stdlib_fds = sorted(config.get("stdlib_fds") or ())
-    _confinement = Confinement(tier, bool(config.get("fd_paths")), stdlib_fds, ruleset, filter_,
-                               bool(config.get("ipc_namespace")) and tier == RLIMITS)
+    _confinement = Confinement(
+        tier,
+        bool(config.get("fd_paths")),
+        stdlib_fds,
+        ruleset,
+        filter_,
+        bool(config.get("ipc_namespace")) and tier == RLIMITS,
+    )
     if tier == NAMESPACES:
         _keep_capabilities_to_ourselves(_confinement._libc)
     return _confinement
@@ -136,8 +153,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 def _keep_capabilities_to_ourselves(libc) -> None:
@@ -153,8 +173,10 @@ def _keep_capabilities_to_ourselves(libc) -> None:
         raise Unavailable(f"capget: {os.strerror(ctypes.get_errno())}")
     for word in data:
         word.inheritable = 0
-    if (libc.capset(ctypes.byref(header), data) != 0
-            or libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0):
+    if (
+        libc.capset(ctypes.byref(header), data) != 0
+        or libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0
+    ):
         raise Unavailable(f"cannot clear inherited capabilities: {os.strerror(ctypes.get_errno())}")
 
 
@@ -274,8 +296,9 @@ def harden(
         scratch_fd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     conf.prctl(PR_SET_NO_NEW_PRIVS, 1)
     if conf.ruleset is not None:
-        conf.ruleset.apply([bundle_fd] if bundle_fd is not None else [],
-                           [scratch_fd] if scratch_fd is not None else [])
+        conf.ruleset.apply(
+            [bundle_fd] if bundle_fd is not None else [], [scratch_fd] if scratch_fd is not None else []
+        )
         for fd in conf.ruleset.fixed_fds:
             os.close(fd)
     if scratch_fd is not None:
@@ -318,6 +341,7 @@ def close_fds_above(lowest: int, keep: list[int]) -> None:
 
 # -- self-test ----------------------------------------------------------------------------------------------
 
+
 def _probe(conf: Confinement, uid: list[int] | None, keep: list[int]) -> list[str]:
     """In a throwaway child: harden (as ``uid``, if given), then check that the tier's blocks hold.
     Returns the problems.
@@ -334,8 +358,10 @@ def _probe(conf: Confinement, uid: list[int] | None, keep: list[int]) -> list[st
         pid = os.fork()
     except OSError as exc:
         if fork_must_fail and exc.errno != fork_blocked_by:
-            problems.append(f"fork failed with {errno.errorcode.get(exc.errno)}, "
-                            f"expected {errno.errorcode[fork_blocked_by]}")
+            problems.append(
+                f"fork failed with {errno.errorcode.get(exc.errno)}, "
+                f"expected {errno.errorcode[fork_blocked_by]}"
+            )
     else:
         if pid == 0:
             os._exit(0)
@@ -434,5 +460,8 @@ def self_test(probe_uid: list[int] | None, timeout_s: float = 5.0) -> dict:
         problems = json.loads(data) if data else ["the probe child reported nothing"]
     except ValueError:
         problems = ["the probe child sent garbage"]
-    return {"ok": not problems, "problems": problems,
-            "landlock_abi": conf.ruleset.abi if conf.ruleset is not None else 0}
+    return {
+        "ok": not problems,
+        "problems": problems,
+        "landlock_abi": conf.ruleset.abi if conf.ruleset is not None else 0,
+    }

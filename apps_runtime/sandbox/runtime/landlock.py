@@ -48,8 +48,18 @@ _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15)
 _FS_LATEST = (1 << 16) - 1  # ABI 5 and later
 
 READ_ONLY = READ_FILE | READ_DIR
-READ_WRITE = (READ_FILE | READ_DIR | WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SYM
-              | REFER | TRUNCATE)
+READ_WRITE = (
+    READ_FILE
+    | READ_DIR
+    | WRITE_FILE
+    | REMOVE_DIR
+    | REMOVE_FILE
+    | MAKE_DIR
+    | MAKE_REG
+    | MAKE_SYM
+    | REFER
+    | TRUNCATE
+)
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # all a rule on a file may hold
 
 
@@ -65,8 +75,9 @@ def abi_version() -> int:
         libc = _libc()
     except OSError:
         return 0
-    version = libc.syscall(ctypes.c_long(SYS_CREATE_RULESET), None, ctypes.c_size_t(0),
-                           ctypes.c_uint32(CREATE_RULESET_VERSION))
+    version = libc.syscall(
+        ctypes.c_long(SYS_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION)
+    )
     return max(int(version), 0)
 
 
@@ -115,8 +126,16 @@ class Ruleset:
     def _add(self, ruleset_fd: int, fd: int, access: int) -> None:
         access &= self._fs
         rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
-        if self._libc.syscall(ctypes.c_long(SYS_ADD_RULE), ctypes.c_long(ruleset_fd),
-                              ctypes.c_long(RULE_PATH_BENEATH), rule, ctypes.c_long(0)) != 0:
+        if (
+            self._libc.syscall(
+                ctypes.c_long(SYS_ADD_RULE),
+                ctypes.c_long(ruleset_fd),
+                ctypes.c_long(RULE_PATH_BENEATH),
+                rule,
+                ctypes.c_long(0),
+            )
+            != 0
+        ):
             _raise_errno("landlock_add_rule")
 
     def apply(self, read_only_fds: list[int] = (), read_write_fds: list[int] = ()) -> None:
@@ -127,8 +146,9 @@ class Ruleset:
             OSError: the kernel refused.
         """
         attr = ctypes.create_string_buffer(self._attr, len(self._attr))
-        ruleset_fd = self._libc.syscall(ctypes.c_long(SYS_CREATE_RULESET), attr,
-                                        ctypes.c_size_t(len(self._attr)), ctypes.c_uint32(0))
+        ruleset_fd = self._libc.syscall(
+            ctypes.c_long(SYS_CREATE_RULESET), attr, ctypes.c_size_t(len(self._attr)), ctypes.c_uint32(0)
+        )
         if ruleset_fd < 0:
             _raise_errno("landlock_create_ruleset")
         try:
@@ -138,8 +158,9 @@ class Ruleset:
                 self._add(ruleset_fd, fd, READ_ONLY)
             for fd in read_write_fds:
                 self._add(ruleset_fd, fd, READ_WRITE)
-            restricted = self._libc.syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_long(ruleset_fd),
-                                            ctypes.c_long(0))
+            restricted = self._libc.syscall(
+                ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_long(ruleset_fd), ctypes.c_long(0)
+            )
             if restricted != 0:
                 _raise_errno("landlock_restrict_self")
         finally:

@@ -103,8 +103,13 @@ class Records:
         cursor: str | None = None,
     ) -> dict:
         """Return ``{"items": [...], "next_cursor": str | None}``."""
-        args = {"collection": collection, "where": where, "order_by": order_by, "limit": limit,
-                "cursor": cursor}
+        args = {
+            "collection": collection,
+            "where": where,
+            "order_by": order_by,
+            "limit": limit,
+            "cursor": cursor,
+        }
         return self._transport("records.query", args)
 
     def get(self, collection: str, id: str) -> dict:
@@ -147,7 +152,15 @@ class Request:
 
 
 # Handlers see these classes as living in ``platform_sdk`` (tracebacks print the module name).
-for _cls in (RecordsError, NotFound, PermissionDenied, ValidationFailed, LimitExceeded, UserError, Request,
-             Records):
+for _cls in (
+    RecordsError,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    LimitExceeded,
+    UserError,
+    Request,
+    Records,
+):
     _cls.__module__ = "platform_sdk"
 del _cls

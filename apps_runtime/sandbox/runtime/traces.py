@@ -21,7 +21,7 @@ class Scrubber:
             return None
         prefix = self.bundle_dir + os.sep
         if filename.startswith(prefix):
-            return filename[len(prefix):]
+            return filename[len(prefix) :]
         return None
 
     def text(self, text: str) -> str:

@@ -28,9 +28,27 @@ from . import child, hardening, protocol
 
 # Imported once here so a handler's ``import json`` costs nothing in the child (copy-on-write after fork).
 PRELOAD = (
-    "base64", "collections", "copy", "dataclasses", "datetime", "decimal", "enum", "functools", "hashlib",
-    "itertools", "json", "math", "random", "re", "statistics", "string", "textwrap", "threading", "typing",
-    "uuid", "zoneinfo",
+    "base64",
+    "collections",
+    "copy",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "enum",
+    "functools",
+    "hashlib",
+    "itertools",
+    "json",
+    "math",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "textwrap",
+    "threading",
+    "typing",
+    "uuid",
+    "zoneinfo",
 )
 MAX_CONTROL_MESSAGE = 64 * 1024
 
@@ -38,8 +56,9 @@ MAX_CONTROL_MESSAGE = 64 * 1024
 class _Call:
     __slots__ = ("call_id", "uid", "pid", "pidfd", "report_fd", "deadline", "timed_out", "killed")
 
-    def __init__(self, call_id: int, uid: int | None, pid: int, pidfd: int, report_fd: int,
-                 deadline: float | None):
+    def __init__(
+        self, call_id: int, uid: int | None, pid: int, pidfd: int, report_fd: int, deadline: float | None
+    ):
         self.call_id = call_id
         self.uid = uid
         self.pid = pid
@@ -96,8 +115,11 @@ class Zygote:
             self._enforce_deadlines()
 
     def _poll_timeout_ms(self) -> int | None:
-        pending = [c.deadline for c in self.calls.values()
-                   if c.deadline is not None and not c.timed_out and not c.killed]
+        pending = [
+            c.deadline
+            for c in self.calls.values()
+            if c.deadline is not None and not c.timed_out and not c.killed
+        ]
         if not pending:
             return None
         return max(0, int((min(pending) - time.monotonic()) * 1000) + 1)
@@ -177,8 +199,15 @@ class Zygote:
         if call.uid is not None and self.by_uid.get(call.uid) is call:
             del self.by_uid[call.uid]
         os.close(call.pidfd)
-        _report(call.report_fd, {"event": "exit", "exitcode": os.waitstatus_to_exitcode(status),
-                                 "timed_out": call.timed_out, "killed": call.killed})
+        _report(
+            call.report_fd,
+            {
+                "event": "exit",
+                "exitcode": os.waitstatus_to_exitcode(status),
+                "timed_out": call.timed_out,
+                "killed": call.killed,
+            },
+        )
         os.close(call.report_fd)
 
     def _shutdown(self) -> None:
@@ -202,9 +231,17 @@ def main(ctrl_fd: int, config: dict | None = None) -> None:
         return
     child.prepare()
     selftest = hardening.self_test(config.get("probe_uid"))
-    ctrl.send(json.dumps({"ready": selftest["ok"], "pid": os.getpid(), "tier": confinement.name,
-                          "bytecode": importlib.util.MAGIC_NUMBER.hex(),
-                          "selftest": selftest}).encode())
+    ctrl.send(
+        json.dumps(
+            {
+                "ready": selftest["ok"],
+                "pid": os.getpid(),
+                "tier": confinement.name,
+                "bytecode": importlib.util.MAGIC_NUMBER.hex(),
+                "selftest": selftest,
+            }
+        ).encode()
+    )
     if not selftest["ok"]:
         return
     # Objects that exist now are never collected; freezing them stops the children's GC from touching (and

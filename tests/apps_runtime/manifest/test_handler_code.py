@@ -51,8 +51,17 @@ def refusal(tenant, source: str | bytes, **kwargs) -> list[str]:
         ("handle = lambda: {}\n", f"{PATH}:1:1: handle() takes no argument"),
         ("def f():\n    nonlocal x\n\ndef handle(request):\n" + BODY, f"{PATH}:2:5: no binding for nonlocal"),
     ],
-    ids=["syntax", "indent", "no-handle", "no-argument", "two-arguments", "keyword-only", "async", "lambda",
-         "compile-stage"],
+    ids=[
+        "syntax",
+        "indent",
+        "no-handle",
+        "no-argument",
+        "two-arguments",
+        "keyword-only",
+        "async",
+        "lambda",
+        "compile-stage",
+    ],
 )
 def test_broken_handler_code_is_refused_at_the_routes_handler_with_file_line_and_column(
     make_tenant, source, message

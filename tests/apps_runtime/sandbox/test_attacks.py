@@ -214,7 +214,7 @@ def _fill_scratch(files=20, size=10 << 20):
 ATTACKS = {
     "read_own_environment": "lambda: dict(os.environ)",
     "read_the_zygote_environment": 'lambda: _read(f"/proc/{os.getppid()}/environ")',
-    "read_the_web_process_environment": 'lambda: _read(f"/proc/{body[\'host_pid\']}/environ")',
+    "read_the_web_process_environment": "lambda: _read(f\"/proc/{body['host_pid']}/environ\")",
     "read_pid_1_environment": 'lambda: _read("/proc/1/environ")',
     "read_etc_passwd": 'lambda: _read("/etc/passwd")',
     "read_the_database_file": 'lambda: _read(body["database"])',
@@ -222,8 +222,9 @@ ATTACKS = {
     "read_the_project_source": 'lambda: _read(body["source"])',
     "read_another_apps_bundle": 'lambda: _read(body["other_bundle_file"])',
     "import_django": 'lambda: __import__("django")',
-    "import_django_from_the_hosts_site_packages":
-        'lambda: sys.path.append(body["site_packages"]) or __import__("django")',
+    "import_django_from_the_hosts_site_packages": (
+        'lambda: sys.path.append(body["site_packages"]) or __import__("django")'
+    ),
     "write_into_the_bundle": 'lambda: _write(os.path.join(sys.path[0], "planted.py"))',
     "write_outside_the_scratch_dir": 'lambda: _write(body["tmp_file"])',
     "tcp_connect_to_postgresql": 'lambda: _connect(socket.AF_INET, ("127.0.0.1", 5432))',
@@ -264,12 +265,15 @@ PLANTED_BY_AN_EARLIER_CALL = {
 
 
 def handler_source(attack: str, code: str | None = None) -> str:
-    return PRELUDE + f"""
+    return (
+        PRELUDE
+        + f"""
 
 def handle(request):
     body = request.body
     return _outcome({code or ATTACKS[attack]})
 """
+    )
 
 
 @pytest.fixture
@@ -348,8 +352,10 @@ def attempt(box, bundle_dir, attack: str, body: dict):
     if attack in PLANTED_BY_AN_EARLIER_CALL:
         plant = handler_source(attack, PLANTED_BY_AN_EARLIER_CALL[attack])
         write_bundle(bundle_dir, {"server/plant.py": plant})
-        box.run(Invocation(str(bundle_dir), "server/plant.py", {"body": body}, tenant_key="tenant-b"),
-                tenant_a_broker)
+        box.run(
+            Invocation(str(bundle_dir), "server/plant.py", {"body": body}, tenant_key="tenant-b"),
+            tenant_a_broker,
+        )
     write_bundle(bundle_dir, {"server/attack.py": handler_source(attack)})
     limits = SandboxLimits(timeout_ms=300) if attack == "exhaust_cpu" else SandboxLimits()
     invocation = Invocation(str(bundle_dir), "server/attack.py", {"body": body}, limits)
@@ -361,14 +367,19 @@ def attempt(box, bundle_dir, attack: str, body: dict):
 
 def attempt_on_a_concurrent_handler(box, bundle_dir, body: dict):
     """Start a victim handler that reports its pid and waits, then attack it from another handler."""
-    write_bundle(bundle_dir, {"server/victim.py": """
+    write_bundle(
+        bundle_dir,
+        {
+            "server/victim.py": """
         import os
 
         def handle(request):
             request.records.get("pid", str(os.getpid()))
             request.records.get("wait", "")  # answered once the attack is over
             return "survived"
-    """})
+    """
+        },
+    )
     victim_pid: list[int] = []
     reported, attacked = threading.Event(), threading.Event()
 
@@ -381,8 +392,11 @@ def attempt_on_a_concurrent_handler(box, bundle_dir, body: dict):
         return {}
 
     victim_result = []
-    victim = threading.Thread(target=lambda: victim_result.append(
-        box.run(Invocation(str(bundle_dir), "server/victim.py", {}), victim_broker)))
+    victim = threading.Thread(
+        target=lambda: victim_result.append(
+            box.run(Invocation(str(bundle_dir), "server/victim.py", {}), victim_broker)
+        )
+    )
     victim.start()
     try:
         assert reported.wait(10), "the victim handler did not start"
@@ -441,12 +455,15 @@ def test_attack_at_each_forced_tier(sandbox_at, bundle_dir, targets, attack, tie
 
 def test_subprocess_output_would_go_to_the_logs_not_the_protocol(run_at):
     """With every block lifted (tier 4, a bare fork), a subprocess still cannot corrupt the protocol."""
-    outcome = run_at(4, """
+    outcome = run_at(
+        4,
+        """
         import os
 
         def handle(request):
             return os.system("id")
-    """)
+    """,
+    )
 
     assert outcome.body == 0
     assert "uid=" in outcome.logs

@@ -21,8 +21,12 @@ FAST = "def handle(request):\n    return 'fast done'\n"
 
 @pytest.fixture
 def fair_sandbox(bundles_root, tmp_path):
-    box = Sandbox(scratch_root=str(tmp_path / "scratch"), bundle_root=str(bundles_root),
-                  max_concurrent_per_tenant=4, queue_timeout_ms=300)
+    box = Sandbox(
+        scratch_root=str(tmp_path / "scratch"),
+        bundle_root=str(bundles_root),
+        max_concurrent_per_tenant=4,
+        queue_timeout_ms=300,
+    )
     yield box
     box.close()
 
@@ -81,8 +85,12 @@ def test_one_tenants_slow_handlers_do_not_block_another_tenant(fair_sandbox, han
 
 
 def test_a_queued_run_goes_ahead_when_a_slot_frees_up(bundles_root, tmp_path, handlers):
-    box = Sandbox(scratch_root=str(tmp_path / "scratch"), bundle_root=str(bundles_root),
-                  max_concurrent_per_tenant=1, queue_timeout_ms=5000)
+    box = Sandbox(
+        scratch_root=str(tmp_path / "scratch"),
+        bundle_root=str(bundles_root),
+        max_concurrent_per_tenant=1,
+        queue_timeout_ms=5000,
+    )
     gate = Gate()
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:

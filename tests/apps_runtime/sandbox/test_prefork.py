@@ -61,8 +61,14 @@ def one_slot_box(bundles_root, tmp_path):
     boxes = []
 
     def make(level: int, **options) -> Sandbox:
-        box = Sandbox(bundle_root=str(bundles_root), scratch_root=str(tmp_path), tier=level, min_tier=4,
-                      max_concurrent=1, **options)
+        box = Sandbox(
+            bundle_root=str(bundles_root),
+            scratch_root=str(tmp_path),
+            tier=level,
+            min_tier=4,
+            max_concurrent=1,
+            **options,
+        )
         boxes.append(box)
         return box
 
@@ -73,7 +79,8 @@ def one_slot_box(bundles_root, tmp_path):
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_next_call_runs_in_a_child_forked_before_it_arrived_and_each_child_serves_one_call(
-        one_slot_box, bundle_dir, tier):
+    one_slot_box, bundle_dir, tier
+):
     box = one_slot_box(tier)
     write_bundle(bundle_dir, {HANDLER: REPORT_PID})
     invocation = Invocation(str(bundle_dir), HANDLER, {})
@@ -81,8 +88,10 @@ def test_the_next_call_runs_in_a_child_forked_before_it_arrived_and_each_child_s
 
     # The slot's next child is forked after the call, while nothing waits for it, and the one that served
     # the call is gone.
-    spare = _wait_for(lambda: _children(box.zygote_pid) if len(_children(box.zygote_pid)) == 1 else None,
-                      "the zygote holds one spare child")
+    spare = _wait_for(
+        lambda: _children(box.zygote_pid) if len(_children(box.zygote_pid)) == 1 else None,
+        "the zygote holds one spare child",
+    )
     (spare_pid,) = spare
     spare_pid = _pid_inside(spare_pid)
     second = box.run(invocation, refuse_data_calls).body
@@ -103,8 +112,9 @@ def test_without_prefork_the_child_is_forked_when_the_call_comes(one_slot_box, b
 
 
 def test_only_prefork_slots_keep_a_spare_child(bundles_root, bundle_dir, tmp_path):
-    box = Sandbox(bundle_root=str(bundles_root), scratch_root=str(tmp_path), tier=2, max_concurrent=4,
-                  prefork=2)
+    box = Sandbox(
+        bundle_root=str(bundles_root), scratch_root=str(tmp_path), tier=2, max_concurrent=4, prefork=2
+    )
     try:
         write_bundle(bundle_dir, {HANDLER: REPORT_PID})
         invocation = Invocation(str(bundle_dir), HANDLER, {})

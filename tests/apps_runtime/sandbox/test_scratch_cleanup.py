@@ -41,8 +41,13 @@ def scratch_parent():
 
 def _killed_server(scratch_parent: str, bundles_root) -> str:
     """Start a sandbox in another process, SIGKILL that process, return the scratch dir it left."""
-    server = subprocess.Popen([sys.executable, "-c", SERVER, scratch_parent, str(bundles_root)], cwd=ROOT,
-                              stdout=subprocess.PIPE, text=True, env={"PATH": os.environ["PATH"]})
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, scratch_parent, str(bundles_root)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"PATH": os.environ["PATH"]},
+    )
     try:
         tier, scratch_dir = server.stdout.readline().split()
     finally:
@@ -53,8 +58,9 @@ def _killed_server(scratch_parent: str, bundles_root) -> str:
     return scratch_dir
 
 
-def test_scratch_dirs_of_a_killed_server_are_removed_when_the_next_sandbox_starts(scratch_parent,
-                                                                                  bundles_root):
+def test_scratch_dirs_of_a_killed_server_are_removed_when_the_next_sandbox_starts(
+    scratch_parent, bundles_root
+):
     stale = _killed_server(scratch_parent, bundles_root)
     assert os.path.isdir(stale)
     if os.geteuid() == 0:
@@ -71,17 +77,25 @@ def test_scratch_dirs_of_a_killed_server_are_removed_when_the_next_sandbox_start
     assert os.listdir(scratch_parent) == []
 
 
-def test_scratch_dirs_of_live_sandboxes_and_dirs_not_provably_ours_are_left_alone(scratch_parent,
-                                                                                 bundles_root):
+def test_scratch_dirs_of_live_sandboxes_and_dirs_not_provably_ours_are_left_alone(
+    scratch_parent, bundles_root
+):
     live = Sandbox(scratch_root=scratch_parent, bundle_root=str(bundles_root))
     live.start()
     no_owner = Path(scratch_parent) / "apps-sandbox-noowner"  # e.g. made by an older version
     no_owner.mkdir()
     other_namespace = Path(scratch_parent) / "apps-sandbox-container"  # a pid of another PID namespace
     other_namespace.mkdir()
-    (other_namespace / "owner").write_text(json.dumps({"pid": 999_999, "start": 1, "pidns": 1,
-                                                       "boot": Path("/proc/sys/kernel/random/boot_id")
-                                                       .read_text().strip()}))
+    (other_namespace / "owner").write_text(
+        json.dumps(
+            {
+                "pid": 999_999,
+                "start": 1,
+                "pidns": 1,
+                "boot": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+            }
+        )
+    )
     (other_namespace / "owner").chmod(0o600)
     not_ours = Path(scratch_parent) / "apps-sandbox-notadir"
     not_ours.write_text("a file")
@@ -94,5 +108,10 @@ def test_scratch_dirs_of_live_sandboxes_and_dirs_not_provably_ours_are_left_alon
         box.close()
         live.close()
 
-    assert left == {os.path.basename(live.scratch_dir), os.path.basename(box.scratch_dir), no_owner.name,
-                    other_namespace.name, not_ours.name}
+    assert left == {
+        os.path.basename(live.scratch_dir),
+        os.path.basename(box.scratch_dir),
+        no_owner.name,
+        other_namespace.name,
+        not_ours.name,
+    }

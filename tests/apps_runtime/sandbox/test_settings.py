@@ -19,15 +19,29 @@ print(json.dumps([box.uid_range, box.scratch_mb, box.max_concurrent]))
 
 
 def _configured(tmp_path, **env) -> subprocess.CompletedProcess:
-    base = {"PATH": os.environ["PATH"], "DEBUG": "true", "PLATFORM_VAR_DIR": str(tmp_path),
-            "DJANGO_SETTINGS_MODULE": "lowcode_platform.settings"}
-    return subprocess.run([sys.executable, "-c", SHOW], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env={**base, **env})
+    base = {
+        "PATH": os.environ["PATH"],
+        "DEBUG": "true",
+        "PLATFORM_VAR_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "lowcode_platform.settings",
+    }
+    return subprocess.run(
+        [sys.executable, "-c", SHOW],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **env},
+    )
 
 
 def test_the_call_slot_settings_reach_the_sandbox_from_the_environment(tmp_path):
-    shown = _configured(tmp_path, SANDBOX_UID_RANGE="1879113728-1879113983", SANDBOX_SCRATCH_MB="8",
-                        SANDBOX_MAX_CONCURRENT="3")
+    shown = _configured(
+        tmp_path,
+        SANDBOX_UID_RANGE="1879113728-1879113983",
+        SANDBOX_SCRATCH_MB="8",
+        SANDBOX_MAX_CONCURRENT="3",
+    )
 
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout) == [[1879113728, 1879113983], 8, 3]

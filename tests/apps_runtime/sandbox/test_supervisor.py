@@ -258,11 +258,16 @@ def test_child_side_runtime_uses_only_the_standard_library():
 @pytest.mark.parametrize("tier", TIERS)
 def test_many_calls_in_flight_at_once(sandbox_at, bundle_dir, tier):
     """More calls in flight than a child may hold fds (the zygote keeps two per call): all still run."""
-    write_bundle(bundle_dir, {"server/held.py": """
+    write_bundle(
+        bundle_dir,
+        {
+            "server/held.py": """
         def handle(request):
             request.records.get("gate", "wait")
             return request.body["n"]
-    """})
+    """
+        },
+    )
     arrived, release = threading.Semaphore(0), threading.Event()
 
     def broker(op, args):

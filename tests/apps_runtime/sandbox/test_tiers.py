@@ -147,12 +147,15 @@ def test_tier_1_zygote_holds_only_the_power_to_switch_uids_and_kill_in_its_own_n
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_handlers_run_as_a_uid_of_their_own_from_the_range_when_the_platform_is_root(run_at, tier):
-    outcome = run_at(tier, """
+    outcome = run_at(
+        tier,
+        """
         import os
 
         def handle(request):
             return {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups()}
-    """)
+    """,
+    )
 
     if AS_ROOT:
         first, last = DEFAULT_UID_RANGE
@@ -164,7 +167,9 @@ def test_handlers_run_as_a_uid_of_their_own_from_the_range_when_the_platform_is_
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_handlers_hold_no_capability_at_every_tier(run_at, tier):
-    outcome = run_at(tier, """
+    outcome = run_at(
+        tier,
+        """
         import ctypes
 
         def handle(request):
@@ -174,7 +179,8 @@ def test_handlers_hold_no_capability_at_every_tier(run_at, tier):
             assert libc.capget(header, data) == 0
             ambient = [cap for cap in range(41) if libc.prctl(47, 1, cap, 0, 0) == 1]  # IS_SET
             return {"sets": list(data), "ambient": ambient}
-    """)
+    """,
+    )
 
     assert outcome.body == {"sets": [0] * 6, "ambient": []}
 
@@ -184,7 +190,9 @@ def test_handlers_hold_no_capability_at_every_tier(run_at, tier):
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_standard_library_works_at_every_tier(run_at, tier):
-    outcome = run_at(tier, """
+    outcome = run_at(
+        tier,
+        """
         import asyncio, csv, io, os, sqlite3, tempfile, zoneinfo
         from datetime import datetime
 
@@ -212,15 +220,24 @@ def test_the_standard_library_works_at_every_tier(run_at, tier):
                 "scratch": scratch,
                 "cwd": open("kept.txt").read(),
             }
-    """)
+    """,
+    )
 
-    assert outcome.body == {"sqlite": 21, "csv": [["a", "b"], ["1", "2"]], "asyncio": 42, "zoneinfo": 3600,
-                            "scratch": "scratch", "cwd": "cwd is writable"}
+    assert outcome.body == {
+        "sqlite": 21,
+        "csv": [["a", "b"], ["1", "2"]],
+        "asyncio": 42,
+        "zoneinfo": 3600,
+        "scratch": "scratch",
+        "cwd": "cwd is writable",
+    }
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_threads_work_except_at_tier_3(run_at, tier):
-    outcome = run_at(tier, """
+    outcome = run_at(
+        tier,
+        """
         import threading
 
         def handle(request):
@@ -234,7 +251,8 @@ def test_threads_work_except_at_tier_3(run_at, tier):
             except RuntimeError as exc:
                 return {"error": str(exc)}
             return {"results": sorted(results)}
-    """)
+    """,
+    )
 
     if tier == 3 and AS_ROOT:  # RLIMIT_NPROC=0 counts threads too; seccomp (tiers 1-2) tells them apart
         assert outcome.body == {"error": "can't start new thread"}
@@ -245,12 +263,15 @@ def test_threads_work_except_at_tier_3(run_at, tier):
 @pytest.mark.parametrize("tier", TIERS)
 def test_tracebacks_show_bundle_relative_paths_at_every_tier(run_at, tier):
     with pytest.raises(HandlerFailed) as failed:
-        run_at(tier, """
+        run_at(
+            tier,
+            """
             import json
 
             def handle(request):
                 return json.loads("{not json")
-        """)
+        """,
+        )
 
     trace = failed.value.trace
     assert 'File "server/handler.py", line 5, in handle' in trace
@@ -280,8 +301,14 @@ def test_running_at_tier_3_is_logged_as_a_loud_warning(make_sandbox, caplog):
 @pytest.mark.parametrize(("tier", "loud"), [(None, False), ("3", True)])
 def test_the_probe_command_prints_the_tier_and_warns_loudly_at_tier_3(bundles_root, tier, loud):
     argv = [sys.executable, "-m", "apps_runtime.sandbox", "--bundle-root", str(bundles_root)]
-    probe = subprocess.run(argv + (["--tier", tier] if tier else []), cwd=ROOT, capture_output=True,
-                           text=True, timeout=60, env={"PATH": os.environ["PATH"]})
+    probe = subprocess.run(
+        argv + (["--tier", tier] if tier else []),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": os.environ["PATH"]},
+    )
 
     assert probe.returncode == 0
     assert probe.stdout.splitlines()[0] == ("tier 3 (rlimits)" if loud else "tier 1 (namespaces)")
