@@ -39,6 +39,7 @@ test: install system-deps
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: install
 	$(PY) bench/run_all.py
