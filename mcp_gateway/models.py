@@ -19,6 +19,10 @@ class ToolCallAudit(TenantOwned):
         HANDLER_FAILED = "handler_failed"
         DENIED = "denied"
         PLATFORM_ERROR = "platform_error"  # the platform failed, not the tool: see the error id in the logs
+        CONFIRMED = "confirmed"  # the user accepted a confirmation and the route ran; its result was ok
+        DECLINED = "declined"  # the user declined or cancelled a confirmation; nothing ran
+        RATE_LIMITED = "rate_limited"  # over the tool's rate limit; nothing ran
+        TASK_CREATED = "task_created"  # answered at once with a task; the run is audited when it ends
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
