@@ -12,12 +12,10 @@ from django import forms
 
 from apps_runtime.models import JobRun
 from mcp_gateway.models import ToolCallAudit
-from tenants.exceptions import TenantError
+from tenants.exceptions import InvalidValue, TenantError
 from tenants.models import ApiToken, Membership
-from tenants.tenant_settings import SETTINGS
+from tenants.tenant_settings import SETTINGS, parse_setting_text
 from tenants.tokens import TOKEN_MAX_DAYS
-
-BOOLEAN_CHOICES = [("true", "on"), ("false", "off")]
 
 
 def split_roles(text: str) -> list[str]:
@@ -32,8 +30,19 @@ def add_action_error(form: forms.Form, err: TenantError) -> None:
 
 
 class SettingForm(forms.Form):
+    """A setting and its new value as typed: ``true``/``false`` for a switch, digits for an integer."""
+
     key = forms.ChoiceField(choices=[(key, key) for key in SETTINGS])
-    value = forms.TypedChoiceField(choices=BOOLEAN_CHOICES, coerce=lambda v: v == "true")
+    value = forms.CharField(max_length=20)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if "key" in data and "value" in data:
+            try:
+                data["value"] = parse_setting_text(data["key"], data["value"].strip())
+            except InvalidValue as err:
+                self.add_error("value", err.rule)
+        return data
 
 
 class MemberAddForm(forms.Form):

@@ -21,7 +21,7 @@ from tenants.authority import (
 from tenants.exceptions import AlreadyTaken, InvalidValue
 from tenants.models import PREFIX_RE, ROLE_RE, SLUG_RE, ApiToken, Membership, Tenant, TenantAuditLog
 from tenants.scoping import access_membership
-from tenants.tenant_settings import clean_setting_value
+from tenants.tenant_settings import SettingValue, clean_setting_value
 from tenants.tokens import TOKEN_MAX_DAYS, hash_secret, new_secret
 
 User = AbstractBaseUser
@@ -284,13 +284,13 @@ def revoke_token(token: ApiToken, *, acting_user: User | None) -> None:
         _audit(token.tenant, acting_user, "token.revoke", token.key_id)
 
 
-def set_tenant_setting(tenant: Tenant, key: str, value: object, *, acting_user: User | None) -> bool:
+def set_tenant_setting(tenant: Tenant, key: str, value: object, *, acting_user: User | None) -> SettingValue:
     """Set one tenant setting; returns the stored value.
 
     Raises:
         NotAllowed: acting_user is not an admin of the tenant.
         UnknownSetting: the key is not a tenant setting.
-        InvalidValue: the value is not a boolean.
+        InvalidValue: the value breaks the setting's rule (see ``tenant_settings``).
     """
     require_tenant_admin(tenant, acting_user)
     cleaned = clean_setting_value(key, value)

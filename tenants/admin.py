@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from tenants import actions
 from tenants.forms import MembershipAdminForm, TenantAdminForm, TokenAddForm
 from tenants.models import ApiToken, Membership, Tenant, TenantAuditLog
-from tenants.tenant_settings import SETTINGS
+from tenants.tenant_settings import SETTINGS, SettingValue
 
 
 class PlatformOperatorAdmin(admin.ModelAdmin):
@@ -63,11 +63,11 @@ class ReadOnlyAdmin(AllTenantsAdmin):
 
 
 def _setting_column(key: str):
-    def column(obj: Tenant) -> bool:
+    def column(obj: Tenant) -> SettingValue:
         return obj.setting(key)
 
     column.short_description = key
-    column.boolean = True
+    column.boolean = SETTINGS[key].is_switch
     return column
 
 
@@ -145,7 +145,12 @@ class TenantAdmin(PlatformOperatorAdmin):
     form = TenantAdminForm
     list_display = ["slug", "name", "mcp_prefix", *[_setting_column(k) for k in SETTINGS]]
     search_fields = ["slug", "name"]
-    actions = [_toggle_action(key, value) for key in SETTINGS for value in (True, False)]
+    actions = [
+        _toggle_action(key, value)
+        for key, spec in SETTINGS.items()
+        if spec.is_switch
+        for value in (True, False)
+    ]
     readonly_fields = ["state_version", "created_at"]
     inlines = [MembershipInline]
 

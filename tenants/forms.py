@@ -14,7 +14,7 @@ from tenants.actions import clean_roles
 from tenants.authority import token_holder
 from tenants.exceptions import TenantError
 from tenants.models import ApiToken, Membership, Tenant
-from tenants.tenant_settings import SETTINGS
+from tenants.tenant_settings import SETTINGS, SettingValue
 from tenants.tokens import TOKEN_MAX_DAYS
 
 
@@ -27,12 +27,24 @@ class TenantAdminForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         current = self.instance.get_settings() if self.instance.pk else {}
         for key, spec in SETTINGS.items():
-            self.fields[f"setting_{key}"] = forms.BooleanField(
-                label=key, required=False, initial=current.get(key, spec.default), help_text=spec.help
-            )
+            initial = current.get(key, spec.default)
+            if spec.is_switch:
+                field = forms.BooleanField(label=key, required=False, initial=initial, help_text=spec.help)
+            else:
+                # Left empty: unchanged.
+                field = forms.IntegerField(
+                    label=key,
+                    required=False,
+                    initial=initial,
+                    help_text=spec.help,
+                    min_value=spec.minimum,
+                    max_value=spec.maximum,
+                )
+            self.fields[f"setting_{key}"] = field
 
-    def setting_values(self) -> dict[str, bool]:
-        return {key: self.cleaned_data[f"setting_{key}"] for key in SETTINGS}
+    def setting_values(self) -> dict[str, SettingValue]:
+        values = {key: self.cleaned_data[f"setting_{key}"] for key in SETTINGS}
+        return {key: value for key, value in values.items() if value is not None}
 
 
 class MembershipAdminForm(forms.ModelForm):

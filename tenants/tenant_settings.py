@@ -1,7 +1,8 @@
-"""The tenant settings a tenant admin may toggle, with their defaults.
+"""The tenant settings a tenant admin may change, with their defaults.
 
 Stored as a JSON object on the tenant, so adding a setting needs no migration; unknown keys are
-refused, so a typo can never silently leave a switch in its default state.
+refused, so a typo can never silently leave a setting at its default. A setting is a switch (a JSON
+boolean) or a bounded integer; each spec's ``clean`` is the one rule every edge goes through.
 """
 
 from __future__ import annotations
@@ -11,12 +12,40 @@ from dataclasses import dataclass
 
 from tenants.exceptions import InvalidValue, UnknownSetting
 
+SettingValue = bool | int
+
 
 @dataclass(frozen=True)
 class SettingSpec:
     key: str
-    default: bool
+    default: SettingValue
     help: str
+    # Integer settings only: the accepted range, both ends included.
+    minimum: int | None = None
+    maximum: int | None = None
+
+    @property
+    def is_switch(self) -> bool:
+        return isinstance(self.default, bool)
+
+    def clean(self, value: object) -> SettingValue:
+        """``value`` if it is a JSON boolean (a switch) or an integer in range; else ``InvalidValue``.
+
+        ``"yes"``, ``"on"``, ``0`` for a switch and ``"5"`` or ``5.0`` for an integer are refused, so
+        the API, the admin, the console and the command agree.
+        """
+        if self.is_switch:
+            if isinstance(value, bool):
+                return value
+        elif isinstance(value, int) and not isinstance(value, bool) and self.minimum <= value <= self.maximum:
+            return value
+        raise InvalidValue(self.key, value, self.rule)
+
+    @property
+    def rule(self) -> str:
+        return (
+            "use true or false" if self.is_switch else f"use an integer from {self.minimum} to {self.maximum}"
+        )
 
 
 SETTINGS: dict[str, SettingSpec] = {
@@ -25,6 +54,14 @@ SETTINGS: dict[str, SettingSpec] = {
         SettingSpec("mcpServer", True, "Serve the tenant's MCP endpoint at /t/<tenant>/mcp."),
         SettingSpec(
             "customAppsMcpTools", True, "Offer the tools of deployed apps over MCP (built-in tools stay)."
+        ),
+        SettingSpec(
+            "maxOutputTokens",
+            20_000,
+            "Output budget of a tool result in estimated tokens, for tools without their own "
+            "maxOutputTokens; a longer list is cut at an item boundary, anything else is an error.",
+            minimum=100,
+            maximum=1_000_000,
         ),
     )
 }
@@ -42,37 +79,35 @@ def setting_spec(key: str) -> SettingSpec:
         raise UnknownSetting(key, sorted(SETTINGS)) from err
 
 
-def clean_setting_value(key: str, value: object) -> bool:
-    """The value to store for ``key``: the one rule for every edge, a JSON boolean and nothing else.
-
-    ``"yes"``, ``"on"``, ``0`` and the like are refused, so the API, the admin and the command agree.
+def clean_setting_value(key: str, value: object) -> SettingValue:
+    """The value to store for ``key``: the one rule for every edge (see ``SettingSpec.clean``).
 
     Raises:
         UnknownSetting: the key is not a tenant setting.
-        InvalidValue: the value is not a boolean.
+        InvalidValue: the value breaks the setting's rule.
     """
-    setting_spec(key)
-    if isinstance(value, bool):
-        return value
-    raise InvalidValue(key, value, "use true or false")
+    return setting_spec(key).clean(value)
 
 
-def parse_setting_text(key: str, text: str) -> bool:
-    """A value typed on a command line: the JSON literal ``true`` or ``false``, then ``clean_setting_value``.
+def parse_setting_text(key: str, text: str) -> SettingValue:
+    """A value typed on a command line or a form: a JSON literal (``true``, ``20000``), then the rule.
 
     Raises:
         UnknownSetting: the key is not a tenant setting.
-        InvalidValue: the text is not ``true`` or ``false``.
+        InvalidValue: the text is not a value the setting accepts.
     """
+    spec = setting_spec(key)
     try:
         value = json.loads(text)
     except ValueError:
         value = text
-    if not isinstance(value, bool):
-        value = text  # name the text as typed, not what JSON made of it
-    return clean_setting_value(key, value)
+    try:
+        return spec.clean(value)
+    except InvalidValue:
+        # Name the text as typed, not what JSON made of it.
+        raise InvalidValue(key, text, spec.rule) from None
 
 
-def effective_settings(stored: dict) -> dict[str, bool]:
+def effective_settings(stored: dict) -> dict[str, SettingValue]:
     """Every known setting with its stored value or its default, in a fixed order."""
-    return {key: bool(stored.get(key, spec.default)) for key, spec in sorted(SETTINGS.items())}
+    return {key: stored.get(key, spec.default) for key, spec in sorted(SETTINGS.items())}

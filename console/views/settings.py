@@ -1,4 +1,4 @@
-"""Settings: the tenant's switches, what each does, and switching one (``tenants.actions``)."""
+"""Settings: the tenant's switches and numbers, what each does, and changing one (``tenants.actions``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ from console.forms import SettingForm, add_action_error
 from console.pages import render_page
 from tenants import actions
 from tenants.exceptions import TenantError
-from tenants.tenant_settings import SETTINGS
+from tenants.tenant_settings import SETTINGS, SettingValue
+
+
+def display_value(value: SettingValue) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:,}"
 
 
 def _settings_page(request: HttpRequest, page: TenantPage, *, form=None, status: int = 200) -> HttpResponse:
@@ -38,6 +44,6 @@ def set_setting(request: HttpRequest, page: TenantPage) -> HttpResponse:
         except TenantError as err:
             add_action_error(form, err)
         else:
-            messages.success(request, f"{key} is now {'on' if value else 'off'}.")
+            messages.success(request, f"{key} is now {display_value(value)}.")
             return redirect("console:settings", slug=page.tenant.slug)
     return _settings_page(request, page, form=form, status=400)

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from tenants.actions import MAX_ROLES
 from tenants.exceptions import InvalidValue
 from tenants.models import ApiToken, Membership
-from tenants.tenant_settings import SETTINGS, clean_setting_value
+from tenants.tenant_settings import SETTINGS, SettingSpec, SettingValue, clean_setting_value
 from tenants.tokens import TOKEN_MAX_DAYS
 
 # Fields a caller may think they can write but never can here, with the reason they are told.
@@ -85,17 +85,33 @@ class ApiTokenCreateSerializer(StrictSerializer):
     )
 
 
-class SettingField(serializers.BooleanField):
-    """A tenant setting's value through the one rule, ``clean_setting_value``: JSON true or false only.
+class _SettingRule:
+    """A tenant setting's value through the one rule, ``clean_setting_value``.
 
-    DRF's own BooleanField also takes "yes", "on", 0 and the like, which the command refuses.
+    DRF's own fields also take "yes", "on", 0 (booleans) or "5", 5.0 (integers), which the command refuses.
     """
 
-    def to_internal_value(self, data: object) -> bool:
+    def to_internal_value(self, data: object) -> SettingValue:
         try:
             return clean_setting_value(self.field_name, data)
         except InvalidValue as err:
-            raise serializers.ValidationError(f"{err.rule} (a JSON boolean)", code="invalid") from err
+            raise serializers.ValidationError(err.rule, code="invalid") from err
+
+
+class SwitchSettingField(_SettingRule, serializers.BooleanField):
+    """A switch: JSON true or false only."""
+
+
+class IntegerSettingField(_SettingRule, serializers.IntegerField):
+    """A bounded integer: a JSON integer in range only."""
+
+
+def setting_field(spec: SettingSpec) -> serializers.Field:
+    if spec.is_switch:
+        return SwitchSettingField(required=False, help_text=spec.help)
+    return IntegerSettingField(
+        required=False, help_text=spec.help, min_value=spec.minimum, max_value=spec.maximum
+    )
 
 
 class SettingsSerializer(StrictSerializer):
@@ -104,4 +120,4 @@ class SettingsSerializer(StrictSerializer):
     unknown_message = "unknown setting"
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        return {key: SettingField(required=False, help_text=spec.help) for key, spec in SETTINGS.items()}
+        return {key: setting_field(spec) for key, spec in SETTINGS.items()}

@@ -32,12 +32,28 @@ def test_switching_a_setting_goes_through_the_action(signed_in, acme):
     assert "customAppsMcpTools is now off." in client.get(response["Location"]).content.decode()
 
 
+def test_an_integer_setting_is_typed_in_and_goes_through_the_action(signed_in, acme):
+    client = signed_in("admin")
+    assert 'name="value" value="20000"' in client.get("/console/acme/settings/").content.decode()
+    response = client.post("/console/acme/settings/set", {"key": "maxOutputTokens", "value": "5000"})
+    assert response.status_code == 302
+    assert settings_of(acme)["maxOutputTokens"] == 5000
+    assert "maxOutputTokens is now 5,000." in client.get(response["Location"]).content.decode()
+
+
 @pytest.mark.parametrize(
-    "data", [{"key": "nope", "value": "true"}, {"key": "mcpServer", "value": "maybe"}, {}]
+    "data",
+    [
+        {"key": "nope", "value": "true"},
+        {"key": "mcpServer", "value": "maybe"},
+        {"key": "maxOutputTokens", "value": "true"},
+        {"key": "mcpServer", "value": "5000"},
+        {},
+    ],
 )
 def test_a_bad_setting_is_a_form_error(signed_in, acme, data):
     assert signed_in("admin").post("/console/acme/settings/set", data).status_code == 400
-    assert settings_of(acme) == {"customAppsMcpTools": True, "mcpServer": True}
+    assert settings_of(acme) == {"customAppsMcpTools": True, "maxOutputTokens": 20000, "mcpServer": True}
 
 
 def test_members_cannot_switch_settings(signed_in, acme):

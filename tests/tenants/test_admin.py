@@ -31,11 +31,16 @@ def test_settings_are_edited_in_the_tenant_form(admin_client, make_tenant):
     tenant = make_tenant("acme")
     response = admin_client.post(
         f"/admin/tenants/tenant/{tenant.pk}/change/",
-        {"name": "Acme", "setting_mcpServer": "on", **tenant_form_management()},
+        {
+            "name": "Acme",
+            "setting_mcpServer": "on",
+            "setting_maxOutputTokens": "5000",
+            **tenant_form_management(),
+        },
     )
     assert response.status_code == 302
     tenant.refresh_from_db()
-    assert tenant.get_settings() == {"customAppsMcpTools": False, "mcpServer": True}
+    assert tenant.get_settings() == {"customAppsMcpTools": False, "maxOutputTokens": 5000, "mcpServer": True}
 
 
 def test_a_token_made_in_the_admin_shows_its_secret_once(admin_client, make_tenant, make_member):
@@ -76,7 +81,8 @@ def tenant_form(tenant, rows=(), **changes) -> dict:
     """The tenant change form as the admin posts it, with its member rows (the inline)."""
     form = {
         "name": tenant.name,
-        **{f"setting_{k}": "on" for k, v in tenant.get_settings().items() if v},
+        # As a browser posts them: checked switches as "on", numbers as typed.
+        **{f"setting_{k}": "on" if v is True else str(v) for k, v in tenant.get_settings().items() if v},
         "memberships-TOTAL_FORMS": str(len(rows)),
         "memberships-INITIAL_FORMS": str(sum(1 for row in rows if "id" in row)),
         "memberships-MIN_NUM_FORMS": "0",

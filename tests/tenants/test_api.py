@@ -63,10 +63,11 @@ def test_superusers_see_unknown_tenants_as_404(api_client, acme):
 
 def test_admin_reads_and_patches_settings(api_client, acme, make_token):
     bearer(api_client, make_token, acme, "admin")
-    assert api_client.get(SETTINGS_URL).json() == {"customAppsMcpTools": True, "mcpServer": True}
-    response = api_client.patch(SETTINGS_URL, {"mcpServer": False}, format="json")
+    defaults = {"customAppsMcpTools": True, "maxOutputTokens": 20000, "mcpServer": True}
+    assert api_client.get(SETTINGS_URL).json() == defaults
+    response = api_client.patch(SETTINGS_URL, {"mcpServer": False, "maxOutputTokens": 500}, format="json")
     assert response.status_code == 200
-    assert response.json() == {"customAppsMcpTools": True, "mcpServer": False}
+    assert response.json() == {**defaults, "mcpServer": False, "maxOutputTokens": 500}
 
 
 @pytest.mark.parametrize("value", ["no", "on", "yes", "true", "false", 0, 1])
@@ -75,6 +76,15 @@ def test_settings_take_only_json_booleans_as_the_command_does(api_client, acme, 
     response = api_client.patch(SETTINGS_URL, {"customAppsMcpTools": True, "mcpServer": value}, format="json")
     assert response.status_code == 400
     assert "use true or false" in str(response.json())
+    acme.refresh_from_db()
+    assert acme.settings == {}
+
+
+@pytest.mark.parametrize("value", [True, "5000", 5000.0, 99, 1_000_001, None])
+def test_integer_settings_take_only_json_integers_in_range(api_client, acme, make_token, value):
+    bearer(api_client, make_token, acme, "admin")
+    response = api_client.patch(SETTINGS_URL, {"maxOutputTokens": value}, format="json")
+    assert response.status_code == 400
     acme.refresh_from_db()
     assert acme.settings == {}
 

@@ -118,12 +118,20 @@ def test_issue_token_refuses_bad_input(make_tenant, make_member, args, culprit):
 
 def test_tenant_setting_lists_reads_and_sets(make_tenant):
     tenant = make_tenant("acme")
-    assert run("tenant_setting", "acme") == "customAppsMcpTools true\nmcpServer true\n"
+    assert run("tenant_setting", "acme") == "customAppsMcpTools true\nmaxOutputTokens 20000\nmcpServer true\n"
     assert run("tenant_setting", "acme", "mcpServer", "false") == "mcpServer false\n"
     assert run("tenant_setting", "acme", "mcpServer") == "mcpServer false\n"
     tenant.refresh_from_db()
     assert tenant.setting("mcpServer") is False
     assert tenant.setting("customAppsMcpTools") is True
+
+
+def test_tenant_setting_sets_an_integer_setting_within_its_range(make_tenant):
+    make_tenant("acme")
+    assert run("tenant_setting", "acme", "maxOutputTokens", "5000") == "maxOutputTokens 5000\n"
+    for bad in ("true", "5e3", "99", "abc"):
+        with pytest.raises(CommandError, match="use an integer from 100 to 1000000"):
+            run("tenant_setting", "acme", "maxOutputTokens", bad)
 
 
 @pytest.mark.parametrize(

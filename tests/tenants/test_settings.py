@@ -8,7 +8,11 @@ pytestmark = pytest.mark.django_db
 
 
 def test_settings_default_to_on(make_tenant):
-    assert make_tenant().get_settings() == {"customAppsMcpTools": True, "mcpServer": True}
+    assert make_tenant().get_settings() == {
+        "customAppsMcpTools": True,
+        "maxOutputTokens": 20000,
+        "mcpServer": True,
+    }
 
 
 def test_setting_a_value_is_stored_audited_and_bumps_the_version(make_tenant):
@@ -28,5 +32,8 @@ def test_unknown_settings_and_values_are_refused(make_tenant):
         actions.set_tenant_setting(tenant, "mcpserver", False, acting_user=None)
     with pytest.raises(InvalidValue):
         actions.set_tenant_setting(tenant, "mcpServer", "yes", acting_user=None)
+    for bad in (True, 99, 1_000_001, "500", 500.0):
+        with pytest.raises(InvalidValue, match="use an integer from 100 to 1000000"):
+            actions.set_tenant_setting(tenant, "maxOutputTokens", bad, acting_user=None)
     tenant.refresh_from_db()
     assert tenant.settings == {}

@@ -9,12 +9,12 @@ from tenants.tenant_settings import parse_setting_text, setting_spec
 
 
 class Command(TenantCommand):
-    help = "Show all tenant settings, one setting, or set one to true or false."
+    help = "Show all tenant settings, one setting, or set one (true or false, or an integer)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("key", nargs="?", help="customAppsMcpTools or mcpServer")
-        parser.add_argument("value", nargs="?", help="true or false")
+        parser.add_argument("key", nargs="?", help="a setting, e.g. customAppsMcpTools or maxOutputTokens")
+        parser.add_argument("value", nargs="?", help="true or false for a switch, an integer for a number")
 
     def handle_tenant(self, tenant: Tenant, **options: Any) -> None:
         key, value = options["key"], options["value"]
