@@ -79,6 +79,7 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "inputSchema": tool["inputSchema"],
         "outputSchema": tool.get("outputSchema"),
         "annotations": tool.get("annotations") or {},
+        "maxOutputTokens": tool.get("maxOutputTokens"),
         "route": tool["route"],
         "routeAuth": route_spec["auth"],
         "access": defaults.app_access(manifest),

@@ -20,6 +20,7 @@ from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from mcp_gateway.builtin_specs import BUILTIN_SPECS
+from mcp_gateway.output_budget import OutputBudget, output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -34,6 +35,7 @@ class CatalogEntry:
     route_key: str | None = None
     access: AuthExpr | None = None
     route_auth: AuthExpr | None = None
+    max_output_tokens: int | None = None  # the manifest's maxOutputTokens; None: the tenant's default
 
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
@@ -44,6 +46,9 @@ class CatalogEntry:
     @functools.cached_property
     def output_validator(self) -> SchemaValidator | None:
         return compile_schema(self.tool.output_schema) if self.tool.output_schema else None
+
+    def output_budget(self, tenant: Tenant) -> OutputBudget:
+        return output_budget(tenant, self.max_output_tokens, self.tool.input_schema)
 
     def visible_to(self, caller: Caller) -> bool:
         if caller.read_only and not self.read_only:
@@ -118,6 +123,7 @@ def _app_entry(row: Tool) -> CatalogEntry:
         route_key=row.route_key,
         access=parse_auth(d["access"]),
         route_auth=parse_auth(d["routeAuth"]),
+        max_output_tokens=d.get("maxOutputTokens"),
     )
 
 

@@ -2,23 +2,19 @@
 
 The listing comes from the gateway's own ``tool_calls.list_tools``, page by page, shaped for the wire
 by the SDK's own serializer, so a preview can never drift from what an MCP client receives. The
-token estimate is a rule of thumb, not a tokenizer: UTF-8 bytes of the compact JSON of the ``tools``
-array, divided by 4 and rounded up (about right for English text and JSON; real tokenizers differ
-by model, typically within a third either way).
+token estimate is the platform's one rule (``token_estimate``) applied to the ``tools`` array.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import json
-import math
 from dataclasses import dataclass
 
 from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
-from mcp_gateway import tool_calls
+from mcp_gateway import token_estimate, tool_calls
 from tenants.actions import clean_roles
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant
@@ -27,9 +23,8 @@ from tenants.scoping import access_membership, access_token
 # The protocol version the official SDK client negotiates by default; tools/list entries are shaped
 # for it exactly as the server's runner shapes them.
 WIRE_VERSION = LATEST_HANDSHAKE_VERSION
-BYTES_PER_TOKEN = 4
 APP_TOOLS = "customAppsMcpTools"
-ESTIMATE_RULE = "UTF-8 bytes of the compact JSON of the tools array, divided by 4, rounded up"
+ESTIMATE_RULE = token_estimate.RULE.replace("compact JSON", "compact JSON of the tools array")
 
 
 @dataclass(frozen=True)
@@ -44,7 +39,7 @@ class ToolListing:
 
     @property
     def estimated_tokens(self) -> int:
-        return estimate_tokens(self.tools)
+        return token_estimate.estimate_tokens(self.tools)
 
     def as_json(self) -> dict:
         """The preview API's body."""
@@ -60,12 +55,6 @@ class Preview:
     app_tools_on: bool
     flipped: ToolListing
     refusal: str | None  # why the gateway would refuse this caller outright, if it would
-
-
-def estimate_tokens(tools: list[dict]) -> int:
-    """The token estimate of a tools array (see the module docstring for the rule)."""
-    raw = json.dumps(tools, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return math.ceil(len(raw) / BYTES_PER_TOKEN)
 
 
 def role_caller(tenant: Tenant, roles: list[str], *, read_only: bool = False) -> Caller:

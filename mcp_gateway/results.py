@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import mcp.types as types
@@ -10,6 +9,8 @@ import mcp.types as types
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import SchemaValidator
 from mcp_gateway.arguments import argument_problems
+from mcp_gateway.output_budget import OutputBudget, OverBudget, cut_to_budget, truncation_note
+from mcp_gateway.token_estimate import compact_json, tokens_for_bytes
 
 
 def _text(text: str) -> list[types.TextContent]:
@@ -24,15 +25,40 @@ def invalid_arguments_result(problems: list[str]) -> types.CallToolResult:
     return error_result("Invalid arguments:\n" + "\n".join(problems))
 
 
-def json_result(value: Any, output_validator: SchemaValidator | None = None) -> types.CallToolResult:
-    """Handler JSON as structuredContent (non-objects wrapped as {"result": ...}) and as one text block."""
+def json_result(
+    value: Any, output_validator: SchemaValidator | None = None, budget: OutputBudget | None = None
+) -> types.CallToolResult:
+    """Handler JSON as structuredContent (non-objects wrapped as {"result": ...}) and as one text block.
+
+    Over ``budget``, a list is cut at an item boundary and anything else is an error (``output_budget``).
+    """
     structured = value if isinstance(value, dict) else {"result": value}
     if output_validator is not None:
         problems = argument_problems(output_validator, structured)
         if problems:
             return error_result("The tool's result does not match its outputSchema:\n" + "\n".join(problems))
-    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    text = compact_json(structured)
+    if budget is not None:
+        size = len(text.encode("utf-8"))
+        if size > budget.max_bytes:
+            return _cut_result(structured, size, budget, output_validator)
     return types.CallToolResult(content=_text(text), structured_content=structured)
+
+
+def _cut_result(
+    structured: dict, size: int, budget: OutputBudget, output_validator: SchemaValidator | None
+) -> types.CallToolResult:
+    try:
+        cut = cut_to_budget(structured, size, budget)
+    except OverBudget as err:
+        return error_result(str(err))
+    # The client checks structuredContent against the advertised outputSchema: a cut result the
+    # schema refuses (additionalProperties false without "truncated", minItems) is not sent.
+    if output_validator is not None and argument_problems(output_validator, cut.structured):
+        reason = 'a cut result would not match its outputSchema (declare a "truncated" property to allow it)'
+        return error_result(str(OverBudget(tokens_for_bytes(size), budget, reason)))
+    content = _text(compact_json(cut.structured)) + _text(truncation_note(cut, budget))
+    return types.CallToolResult(content=content, structured_content=cut.structured)
 
 
 def _handler_message(body: Any, status: int) -> str:
@@ -44,7 +70,9 @@ def _handler_message(body: Any, status: int) -> str:
 
 
 def route_result(
-    result: RouteResult, output_validator: SchemaValidator | None = None
+    result: RouteResult,
+    output_validator: SchemaValidator | None = None,
+    budget: OutputBudget | None = None,
 ) -> types.CallToolResult:
     """Map a route's result: failures carry the error id, 4xx/5xx the handler's message."""
     if result.failed:
@@ -55,4 +83,4 @@ def route_result(
         )
     if result.status >= 400:
         return error_result(_handler_message(result.body, result.status))
-    return json_result(result.body, output_validator)
+    return json_result(result.body, output_validator, budget)

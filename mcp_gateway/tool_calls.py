@@ -121,8 +121,9 @@ def _call_builtin(
     except RuntimeDomainError as err:
         audit["outcome"] = Outcome.TOOL_ERROR
         return error_result(err.message)
-    audit["outcome"] = Outcome.OK
-    return json_result(value)
+    mapped = json_result(value, budget=entry.output_budget(tenant))
+    audit["outcome"] = Outcome.TOOL_ERROR if mapped.is_error else Outcome.OK
+    return mapped
 
 
 def _call_app_tool(
@@ -152,7 +153,7 @@ def _call_app_tool(
         audit["outcome"] = Outcome.TOOL_ERROR
     else:
         audit["outcome"] = Outcome.OK
-    mapped = route_result(result, entry.output_validator)
+    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant))
     if mapped.is_error and audit["outcome"] == Outcome.OK:
-        audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema
+        audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
     return mapped

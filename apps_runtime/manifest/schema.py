@@ -9,6 +9,7 @@ routes and path parameters, metaschema validity of embedded schemas, cron fields
 from typing import Any
 
 from apps_runtime.auth_expr import ROLE_NAME_PATTERN
+from tenants.tenant_settings import setting_spec
 
 SCHEMA_ID = "urn:lowcode-platform:schema:app-manifest:1"
 
@@ -23,6 +24,9 @@ TOOL_ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "o
 TIMEOUT_MS_MIN = 100
 TIMEOUT_MS_MAX = 30_000
 TOOL_DESCRIPTION_MAX = 2000
+# A tool's output budget in estimated tokens: the range of the tenant setting that defaults it.
+MAX_OUTPUT_TOKENS_MIN = setting_spec("maxOutputTokens").minimum
+MAX_OUTPUT_TOKENS_MAX = setting_spec("maxOutputTokens").maximum
 # Patterns in embedded schemas run on RE2; a legitimate one is short, and the cap bounds compile cost.
 SCHEMA_PATTERN_MAX = 1000
 
@@ -193,6 +197,17 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                 },
                 "inputSchema": {**_OBJECT_SCHEMA, "title": "Schema of the tool's arguments"},
                 "outputSchema": {**_OBJECT_SCHEMA, "title": "Schema of the tool's structured result"},
+                "maxOutputTokens": {
+                    "type": "integer",
+                    "minimum": MAX_OUTPUT_TOKENS_MIN,
+                    "maximum": MAX_OUTPUT_TOKENS_MAX,
+                    "title": "Output budget",
+                    "description": (
+                        "Most tokens (estimated: UTF-8 bytes of the result's compact JSON / 4) a result "
+                        "may take; default: the tenant setting maxOutputTokens. A longer list is cut at "
+                        "an item boundary and marked truncated; anything else longer is an error."
+                    ),
+                },
                 "annotations": {
                     "type": "object",
                     "title": "Hints to clients",
