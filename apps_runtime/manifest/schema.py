@@ -10,6 +10,7 @@ from typing import Any
 
 from apps_runtime.auth_expr import ROLE_NAME_PATTERN
 from tenants.tenant_settings import setting_spec
+from tenants.rate_limit_rule import RATE_LIMIT_SCHEMA
 
 SCHEMA_ID = "urn:lowcode-platform:schema:app-manifest:1"
 
@@ -217,6 +218,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                         **{hint: {"type": "boolean"} for hint in TOOL_ANNOTATION_HINTS},
                     },
                 },
+                "rateLimit": RATE_LIMIT_SCHEMA,
             },
         },
         "job": {

@@ -106,6 +106,9 @@ def _convert(error: ValidationError) -> Iterator[Problem]:
         types = value if isinstance(value, list) else [value]
         wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
         yield Problem(base, f"must be {wanted}, not {_json_type(instance)}")
+    elif kind == "enum":
+        allowed = ", ".join(describe(v) for v in value)
+        yield Problem(base, f"must be one of {allowed}, not {describe(instance)}")
     elif kind == "const":
         yield Problem(base, f"must be {describe(value)}, not {describe(instance)}")
     elif kind in ("minimum", "maximum"):

@@ -23,6 +23,7 @@ from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
 from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
 from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
+from tenants.rate_limit_rule import rate_limit_problems
 
 _APP_NAME = re.compile(s.APP_NAME_PATTERN)
 _KEY_NAME = re.compile(s.COLLECTION_NAME_PATTERN)
@@ -227,6 +228,9 @@ class _Checker:
                     self.check_embedded_schema(tool[key], child(base, key), label)
             if isinstance(tool.get("route"), str):
                 self.check_tool_route(tool, base)
+            if "rateLimit" in tool:
+                for key, message in rate_limit_problems(tool["rateLimit"]):
+                    self.add(child(base, "rateLimit", *([key] if key else [])), message)
 
     def check_tool_route(self, tool: dict, base: str) -> None:
         key = tool["route"]
