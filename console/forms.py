@@ -30,10 +30,11 @@ def add_action_error(form: forms.Form, err: TenantError) -> None:
 
 
 class SettingForm(forms.Form):
-    """A setting and its new value as typed: ``true``/``false`` for a switch, digits for an integer."""
+    """A setting and its new value as typed: ``true``/``false`` for a switch, digits for an integer, JSON
+    (or ``null``) for an object."""
 
     key = forms.ChoiceField(choices=[(key, key) for key in SETTINGS])
-    value = forms.CharField(max_length=20)
+    value = forms.CharField(max_length=1000)
 
     def clean(self) -> dict:
         data = super().clean()

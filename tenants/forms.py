@@ -14,7 +14,7 @@ from tenants.actions import clean_roles
 from tenants.authority import token_holder
 from tenants.exceptions import TenantError
 from tenants.models import ApiToken, Membership, Tenant
-from tenants.tenant_settings import SETTINGS, SettingValue
+from tenants.tenant_settings import SETTINGS, SettingValue, parse_setting_text, setting_text
 from tenants.tokens import TOKEN_MAX_DAYS
 
 
@@ -30,6 +30,11 @@ class TenantAdminForm(forms.ModelForm):
             initial = current.get(key, spec.default)
             if spec.is_switch:
                 field = forms.BooleanField(label=key, required=False, initial=initial, help_text=spec.help)
+            elif spec.is_object:
+                # JSON text; left empty: none.
+                field = forms.CharField(
+                    label=key, required=False, initial=setting_text(initial), help_text=spec.help
+                )
             else:
                 # Left empty: unchanged.
                 field = forms.IntegerField(
@@ -42,9 +47,20 @@ class TenantAdminForm(forms.ModelForm):
                 )
             self.fields[f"setting_{key}"] = field
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for key, spec in SETTINGS.items():
+            name = f"setting_{key}"
+            if spec.is_object and name in data:
+                try:
+                    data[name] = parse_setting_text(key, data[name].strip() or "null")
+                except TenantError as err:
+                    self.add_error(name, str(err))
+        return data
+
     def setting_values(self) -> dict[str, SettingValue]:
         values = {key: self.cleaned_data[f"setting_{key}"] for key in SETTINGS}
-        return {key: value for key, value in values.items() if value is not None}
+        return {key: value for key, value in values.items() if value is not None or SETTINGS[key].is_object}
 
 
 class MembershipAdminForm(forms.ModelForm):

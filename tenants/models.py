@@ -9,7 +9,7 @@ from django.db.models import Manager
 from django.utils import timezone
 
 from tenants.managers import TenantScopedManager
-from tenants.tenant_settings import effective_settings
+from tenants.tenant_settings import SettingValue, effective_settings
 
 SLUG_RE = r"^[a-z0-9][a-z0-9-]{0,39}$"
 PREFIX_RE = r"^[a-z][a-z0-9_]{0,19}$"
@@ -44,10 +44,10 @@ class Tenant(models.Model):
         """
         return (self.pk, self.created_at.timestamp(), self.state_version)
 
-    def get_settings(self) -> dict[str, bool]:
+    def get_settings(self) -> dict[str, SettingValue]:
         return effective_settings(self.settings)
 
-    def setting(self, key: str) -> bool:
+    def setting(self, key: str) -> SettingValue:
         return self.get_settings()[key]
 
 

@@ -98,3 +98,8 @@ def rate_limit_problems(value: object) -> list[tuple[str | None, str]]:
         if key not in RATE_LIMIT_SCHEMA["properties"]:
             problems.append((key, f"unknown key {key!r}: a rate limit has only calls, per and scope"))
     return problems
+
+
+def rate_limit_messages(value: object) -> list[str]:
+    """``rate_limit_problems`` as messages alone, for a value without a pointer (a tenant setting)."""
+    return [message for _, message in rate_limit_problems(value)]

@@ -2,17 +2,20 @@
 
 Stored as a JSON object on the tenant, so adding a setting needs no migration; unknown keys are
 refused, so a typo can never silently leave a setting at its default. A setting is a switch (a JSON
-boolean) or a bounded integer; each spec's ``clean`` is the one rule every edge goes through.
+boolean), a bounded integer, or a JSON object checked by a rule of its own (``null`` when unset); each
+spec's ``clean`` is the one rule every edge goes through.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tenants.exceptions import InvalidValue, UnknownSetting
+from tenants.rate_limit_rule import EXAMPLE, rate_limit_messages
 
-SettingValue = bool | int
+SettingValue = bool | int | dict | None
 
 
 @dataclass(frozen=True)
@@ -23,10 +26,16 @@ class SettingSpec:
     # Integer settings only: the accepted range, both ends included.
     minimum: int | None = None
     maximum: int | None = None
+    # Object settings only: what is wrong with a value (nothing when it is valid).
+    object_problems: Callable[[object], list[str]] | None = None
 
     @property
     def is_switch(self) -> bool:
         return isinstance(self.default, bool)
+
+    @property
+    def is_object(self) -> bool:
+        return self.object_problems is not None
 
     def clean(self, value: object) -> SettingValue:
         """``value`` if it is a JSON boolean (a switch) or an integer in range; else ``InvalidValue``.
@@ -34,6 +43,11 @@ class SettingSpec:
         ``"yes"``, ``"on"``, ``0`` for a switch and ``"5"`` or ``5.0`` for an integer are refused, so
         the API, the admin, the console and the command agree.
         """
+        if self.is_object:
+            problems = self.object_problems(value) if value is not None else []
+            if not problems:
+                return value
+            raise InvalidValue(self.key, value, "; ".join(problems) + "; or null for none")
         if self.is_switch:
             if isinstance(value, bool):
                 return value
@@ -43,6 +57,8 @@ class SettingSpec:
 
     @property
     def rule(self) -> str:
+        if self.is_object:
+            return "use a JSON object as the setting's help shows, or null for none"
         return (
             "use true or false" if self.is_switch else f"use an integer from {self.minimum} to {self.maximum}"
         )
@@ -54,6 +70,13 @@ SETTINGS: dict[str, SettingSpec] = {
         SettingSpec("mcpServer", True, "Serve the tenant's MCP endpoint at /t/<tenant>/mcp."),
         SettingSpec(
             "customAppsMcpTools", True, "Offer the tools of deployed apps over MCP (built-in tools stay)."
+        ),
+        SettingSpec(
+            "toolRateLimit",
+            None,
+            "Rate limit of every MCP tool without its own rateLimit, built-in tools included, e.g. "
+            f"{EXAMPLE}; null: none.",
+            object_problems=rate_limit_messages,
         ),
         SettingSpec(
             "maxOutputTokens",
@@ -103,9 +126,14 @@ def parse_setting_text(key: str, text: str) -> SettingValue:
         value = text
     try:
         return spec.clean(value)
-    except InvalidValue:
+    except InvalidValue as err:
         # Name the text as typed, not what JSON made of it.
-        raise InvalidValue(key, text, spec.rule) from None
+        raise InvalidValue(key, text, err.rule) from None
+
+
+def setting_text(value: SettingValue) -> str:
+    """A value as the command prints it and ``parse_setting_text`` reads it back: JSON."""
+    return json.dumps(value, separators=(", ", ": "), sort_keys=True)
 
 
 def effective_settings(stored: dict) -> dict[str, SettingValue]:

@@ -9,8 +9,8 @@ routes and path parameters, metaschema validity of embedded schemas, cron fields
 from typing import Any
 
 from apps_runtime.auth_expr import ROLE_NAME_PATTERN
-from tenants.tenant_settings import setting_spec
 from tenants.rate_limit_rule import RATE_LIMIT_SCHEMA
+from tenants.tenant_settings import setting_spec
 
 SCHEMA_ID = "urn:lowcode-platform:schema:app-manifest:1"
 

@@ -12,18 +12,22 @@ from console.forms import SettingForm, add_action_error
 from console.pages import render_page
 from tenants import actions
 from tenants.exceptions import TenantError
-from tenants.tenant_settings import SETTINGS, SettingValue
+from tenants.tenant_settings import SETTINGS, SettingValue, setting_text
 
 
 def display_value(value: SettingValue) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
-    return f"{value:,}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return "none" if value is None else setting_text(value)
 
 
 def _settings_page(request: HttpRequest, page: TenantPage, *, form=None, status: int = 200) -> HttpResponse:
     values = page.tenant.get_settings()
-    rows = [{"spec": SETTINGS[key], "on": value} for key, value in values.items()]
+    rows = [
+        {"spec": SETTINGS[key], "on": value, "text": setting_text(value)} for key, value in values.items()
+    ]
     context = {"rows": rows, "form": form}
     return render_page(request, page, "settings.html", context, current="console:settings", status=status)
 

@@ -106,9 +106,15 @@ class IntegerSettingField(_SettingRule, serializers.IntegerField):
     """A bounded integer: a JSON integer in range only."""
 
 
+class ObjectSettingField(_SettingRule, serializers.JSONField):
+    """A JSON object checked by the setting's own rule, or null for none."""
+
+
 def setting_field(spec: SettingSpec) -> serializers.Field:
     if spec.is_switch:
         return SwitchSettingField(required=False, help_text=spec.help)
+    if spec.is_object:
+        return ObjectSettingField(required=False, allow_null=True, help_text=spec.help)
     return IntegerSettingField(
         required=False, help_text=spec.help, min_value=spec.minimum, max_value=spec.maximum
     )

@@ -40,7 +40,12 @@ def test_settings_are_edited_in_the_tenant_form(admin_client, make_tenant):
     )
     assert response.status_code == 302
     tenant.refresh_from_db()
-    assert tenant.get_settings() == {"customAppsMcpTools": False, "maxOutputTokens": 5000, "mcpServer": True}
+    assert tenant.get_settings() == {
+        "customAppsMcpTools": False,
+        "maxOutputTokens": 5000,
+        "mcpServer": True,
+        "toolRateLimit": None,
+    }
 
 
 def test_a_token_made_in_the_admin_shows_its_secret_once(admin_client, make_tenant, make_member):

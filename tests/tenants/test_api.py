@@ -63,7 +63,12 @@ def test_superusers_see_unknown_tenants_as_404(api_client, acme):
 
 def test_admin_reads_and_patches_settings(api_client, acme, make_token):
     bearer(api_client, make_token, acme, "admin")
-    defaults = {"customAppsMcpTools": True, "maxOutputTokens": 20000, "mcpServer": True}
+    defaults = {
+        "customAppsMcpTools": True,
+        "maxOutputTokens": 20000,
+        "mcpServer": True,
+        "toolRateLimit": None,
+    }
     assert api_client.get(SETTINGS_URL).json() == defaults
     response = api_client.patch(SETTINGS_URL, {"mcpServer": False, "maxOutputTokens": 500}, format="json")
     assert response.status_code == 200

@@ -12,6 +12,7 @@ def test_settings_default_to_on(make_tenant):
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,
         "mcpServer": True,
+        "toolRateLimit": None,
     }
 
 
