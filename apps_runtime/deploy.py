@@ -83,6 +83,7 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "route": tool["route"],
         "routeAuth": route_spec["auth"],
         "access": defaults.app_access(manifest),
+        "rateLimit": tool.get("rateLimit"),
     }
 
 

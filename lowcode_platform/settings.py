@@ -308,6 +308,11 @@ MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
 MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
 MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 
+# Tool rate limits (manifest rateLimit, tenant setting toolRateLimit) are counted in Redis when this is
+# set (production: every replica sees one count), else in the database. Redis down: calls go through
+# uncounted, with a warning (mcp_gateway/rate_counters.py says why).
+RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or None
+
 # MCP transport: each POST is answered with one JSON body, not an event stream (cheaper; list_changed
 # still goes on the session's GET stream). Progress, logging or elicitation tied to a call need the
 # event stream: turn this off before tools use them.

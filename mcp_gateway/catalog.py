@@ -23,6 +23,7 @@ from mcp_gateway.builtin_specs import BUILTIN_SPECS
 from mcp_gateway.output_budget import OutputBudget, output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
+from tenants.rate_limit_rule import RateLimit
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class CatalogEntry:
     access: AuthExpr | None = None
     route_auth: AuthExpr | None = None
     max_output_tokens: int | None = None  # the manifest's maxOutputTokens; None: the tenant's default
+    rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
 
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
@@ -124,6 +126,7 @@ def _app_entry(row: Tool) -> CatalogEntry:
         access=parse_auth(d["access"]),
         route_auth=parse_auth(d["routeAuth"]),
         max_output_tokens=d.get("maxOutputTokens"),
+        rate_limit=RateLimit.from_json(d["rateLimit"]) if d.get("rateLimit") else None,
     )
 
 

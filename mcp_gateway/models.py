@@ -43,3 +43,18 @@ class ToolCallAudit(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.wire_name} {self.outcome}"
+
+
+class RateLimitCounter(models.Model):
+    """Calls counted in one fixed window of one rate limit, when no Redis is configured.
+
+    ``window_key`` names the tenant, the tool, the caller or the whole tenant, and the window's
+    start, so a row is only ever incremented; rows whose window has ended are purged.
+    """
+
+    window_key = models.CharField(max_length=200, primary_key=True)
+    count = models.PositiveIntegerField()
+    expires_at = models.BigIntegerField(db_index=True)  # Unix seconds: the window's end
+
+    def __str__(self) -> str:
+        return f"{self.window_key} {self.count}"

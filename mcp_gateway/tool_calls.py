@@ -19,6 +19,7 @@ from mcp_gateway.builtins import BUILTINS
 from mcp_gateway.catalog import CatalogEntry, catalog_for
 from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result, json_result, route_result
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -108,6 +109,10 @@ def _call(tenant: Tenant, caller: Caller, name: str, arguments: dict, audit: dic
     if problems:
         audit["outcome"] = Outcome.INVALID_ARGUMENTS
         return invalid_arguments_result(problems)
+    refused = enforce_rate_limit(tenant, caller, entry)
+    if refused is not None:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return refused
     if entry.builtin is not None:
         return _call_builtin(tenant, caller, entry, arguments, audit)
     return _call_app_tool(tenant, caller, entry, arguments, audit)
