@@ -14,13 +14,14 @@ from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
 from apps_runtime.record_quota import RecordLimitExceeded
 from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
+from apps_runtime.sandbox.runtime import protocol
 
 Broker = Callable[[str, dict], Any]
 
 
 def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
     return {
-        "records.query": lambda a: records.query_records(
+        protocol.RECORDS_QUERY: lambda a: records.query_records(
             scope,
             a.get("collection"),
             where=a.get("where"),
@@ -28,12 +29,12 @@ def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
             limit=a.get("limit", 50),
             cursor=a.get("cursor"),
         ),
-        "records.get": lambda a: records.get_record(scope, a.get("collection"), a.get("id")),
-        "records.create": lambda a: records.create_record(scope, a.get("collection"), a.get("data")),
-        "records.update": lambda a: records.update_record(
+        protocol.RECORDS_GET: lambda a: records.get_record(scope, a.get("collection"), a.get("id")),
+        protocol.RECORDS_CREATE: lambda a: records.create_record(scope, a.get("collection"), a.get("data")),
+        protocol.RECORDS_UPDATE: lambda a: records.update_record(
             scope, a.get("collection"), a.get("id"), a.get("data")
         ),
-        "records.delete": lambda a: records.delete_record(scope, a.get("collection"), a.get("id")),
+        protocol.RECORDS_DELETE: lambda a: records.delete_record(scope, a.get("collection"), a.get("id")),
     }
 
 
@@ -45,7 +46,7 @@ def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[d
         enqueued.append(run.run_id)
         return run.run_id
 
-    return {"jobs.enqueue": enqueue}
+    return {protocol.JOBS_ENQUEUE: enqueue}
 
 
 def make_broker(scope: RecordsScope, *, enqueued: list[str] | None = None) -> Broker:

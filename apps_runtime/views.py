@@ -16,7 +16,7 @@ from apps_runtime.exceptions import (
     UnsupportedMediaType,
 )
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
-from apps_runtime.sandbox.frames import FrameRejected, decode_frame
+from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
 from lowcode_platform.api_errors import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for, caller_for_token

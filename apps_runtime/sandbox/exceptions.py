@@ -1,19 +1,7 @@
 """Errors raised by the sandbox to its callers, and by brokers to the sandbox."""
 
 from .error_ids import new_error_id
-
-# kind -> (HTTP status an edge should answer with, the generic title shown to callers). The one table: the
-# front end, the gateway and jobs all read it. A handler over its memory or CPU limit is the handler's own
-# failure, like an exception: 500 (507 is WebDAV's "Insufficient Storage", about the server's storage).
-HANDLER_FAILURES = {
-    "handler_error": (500, "The handler failed"),
-    "handler_timeout": (504, "The handler timed out"),
-    "handler_resource_limit": (500, "The handler exceeded a resource limit"),
-    "output_too_large": (502, "The handler's response was too large"),
-    "sandbox_unavailable": (503, "The handler could not be run"),
-}
-
-BROKER_ERROR_CODES = frozenset({"not_found", "permission_denied", "invalid", "limit"})
+from .runtime.protocol import DATA_CALL_ERROR_CODES, HANDLER_FAILURES
 
 
 class HandlerFailed(Exception):
@@ -54,8 +42,8 @@ class BrokerError(Exception):
     """Raised by a broker to fail one data call; the handler sees the matching SDK exception."""
 
     def __init__(self, code: str, message: str):
-        if code not in BROKER_ERROR_CODES:
-            expected = ", ".join(sorted(BROKER_ERROR_CODES))
+        if code not in DATA_CALL_ERROR_CODES:
+            expected = ", ".join(sorted(DATA_CALL_ERROR_CODES))
             raise ValueError(f"unknown broker error code {code!r}, expected one of {expected}")
         self.code = code
         self.message = message

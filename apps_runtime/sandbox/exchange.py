@@ -4,7 +4,6 @@ collect logs, and stop at the child's last frame, at the zygote's exit report, o
 Everything the child sends is untrusted data: frames are capped in size and nesting and checked before use.
 """
 
-import json
 import os
 import select
 import socket
@@ -13,7 +12,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from .exceptions import BrokerError
-from .frames import FrameRejected, decode_frame
 from .invocation import Broker
 from .limits import SandboxLimits
 from .runtime import protocol
@@ -34,8 +32,8 @@ _IN = select.POLLIN | select.POLLHUP | select.POLLERR
 class Transcript:
     """What happened during one call, before it is judged."""
 
-    final: dict | None = None  # the child's last frame: {"result": ...} or {"failure": ...}
-    exit: dict | None = None  # the zygote's exit report
+    final: protocol.Result | protocol.Failure | None = None  # the child's last frame
+    exit: protocol.Exited | protocol.ForkFailed | None = None  # the zygote's last report
     violation: str | None = None  # "output_too_large" | "too_deep" | "protocol": the host stopped the child
     violation_detail: str = ""
     forked: bool = False  # the zygote reported the fork, so the handler may have run
@@ -54,7 +52,7 @@ class _Conversation:
         self.t = transcript
         self.outbox = bytearray()
         self.frames = protocol.FrameDecoder(limits.max_response_bytes + FRAME_OVERHEAD)
-        self.reports = protocol.FrameDecoder(64 * 1024)
+        self.reports = protocol.FrameDecoder(protocol.MAX_CONTROL_MESSAGE)
         self.child_deadline = 0.0
 
     # -- logs ---------------------------------------------------------------------------------------------
@@ -79,40 +77,33 @@ class _Conversation:
             if self.t.final is not None or self.t.violation is not None:
                 return
             try:
-                frame = decode_frame(payload)
-            except FrameRejected as exc:
+                frame = protocol.decode_child_frame(payload)
+            except protocol.FrameRejected as exc:
                 self.violate("too_deep" if exc.too_deep else "protocol", exc.reason)
                 return
-            if "op" in frame:
+            if type(frame) is protocol.DataCall:
                 self.on_data_call(frame)
-            elif "result" in frame or "failure" in frame:
-                self.t.final = frame
             else:
-                self.violate("protocol", f"unknown frame keys {sorted(frame)[:5]}")
+                self.t.final = frame
 
-    def on_data_call(self, frame: dict) -> None:
-        op, args = frame.get("op"), frame.get("args")
-        if not isinstance(op, str) or not isinstance(args, dict):
-            self.violate("protocol", "malformed data call")
-            return
+    def on_data_call(self, call: protocol.DataCall) -> None:
         if time.monotonic() >= self.child_deadline:
             return  # the zygote is killing the child; don't spend the platform's time on it
         self.t.data_calls += 1
         if self.t.data_calls > self.limits.max_data_calls:
-            message = f"more than {self.limits.max_data_calls} data calls"
-            reply = {"error": {"code": "limit", "message": message}}
+            reply = protocol.Reply(error=("limit", f"more than {self.limits.max_data_calls} data calls"))
         else:
             try:
-                reply = {"ok": self.broker(op, args)}
+                reply = protocol.Reply(ok=self.broker(call.op, call.args))
             except BrokerError as exc:
-                reply = {"error": {"code": exc.code, "message": exc.message}}
-        self.outbox += protocol.pack(protocol.dumps(reply))
+                reply = protocol.Reply(error=(exc.code, exc.message))
+        self.outbox += protocol.pack(reply.encode())
 
     # -- zygote reports -----------------------------------------------------------------------------------
     def on_report(self, data: bytes) -> None:
         for payload in self.reports.feed(data):
-            report = json.loads(payload)
-            if report.get("event") == "forked":
+            report = protocol.decode_report(payload)
+            if type(report) is protocol.Forked:
                 self.t.forked = True
             else:
                 self.t.exit = report
@@ -159,7 +150,7 @@ class Spare:
         self.log_r, log_w = os.pipe()
         self.report_r, report_w = os.pipe()
         try:
-            zygote.spawn(call_id, {"uid": uid, "warm": ahead}, [child_sock.fileno(), log_w, report_w])
+            zygote.spawn(protocol.Spawn(call_id, uid, ahead), [child_sock.fileno(), log_w, report_w])
         except ZygoteLost:
             self.close()
             raise
@@ -179,7 +170,7 @@ class Spare:
 
 def exchange(
     spare: Spare,
-    config: dict,
+    config: protocol.CallConfig,
     request_payload: bytes,
     limits: SandboxLimits,
     broker: Broker,
@@ -187,7 +178,7 @@ def exchange(
 ) -> Transcript:
     """Run one call in ``spare`` (which is closed on return) and record what happened. On return the child
     has exited, or the zygote has been told to kill it. ``code`` is the handler's marshalled code, if the
-    host has it (the child compiles the source otherwise).
+    host has it (the child compiles the source otherwise); ``config.code`` says whether it is given.
 
     Exceptions raised by ``broker`` other than BrokerError propagate (after the child is killed): they are
     the platform's own faults, not the handler's.
@@ -212,7 +203,7 @@ def exchange(
         os.set_blocking(log_r, False)
         os.set_blocking(report_r, False)
         # The call's config first: the child reads it before any tenant code runs, so it can trust it.
-        conv.outbox += protocol.pack(protocol.dumps({"call": {**config, "code": code is not None}}))
+        conv.outbox += protocol.pack(config.encode())
         if code is not None:
             conv.outbox += protocol.pack(code)
         conv.outbox += protocol.pack(request_payload)

@@ -326,7 +326,7 @@ class Sandbox:
             raise RuntimeError("this Sandbox is closed")
         bundle_dir = self._check_bundle_dir(invocation.bundle_dir)
         limits = invocation.limits
-        payload = protocol.dumps(invocation.request)
+        payload = protocol.encode_request(invocation.request)
         if len(payload) > limits.max_request_bytes:
             raise RequestTooLarge(len(payload), limits.max_request_bytes)
         key = invocation.tenant_key
@@ -373,12 +373,7 @@ class Sandbox:
         limits = invocation.limits
         confined = self._confined
         scratch_dir = slot.new_call_dir(owned=confined)
-        config = {
-            "bundle_dir": bundle_dir,
-            "handler": invocation.handler,
-            "scratch_dir": scratch_dir,
-            "limits": dataclasses.asdict(limits),
-        }
+        limits_dict = dataclasses.asdict(limits)
         try:
             transcript = None
             for attempt in range(2):
@@ -393,14 +388,11 @@ class Sandbox:
                     if attempt == 1:
                         break
                     continue  # found dead before it forked: no handler code ran
-                transcript = exchange(
-                    spare,
-                    config,
-                    payload,
-                    limits,
-                    broker,
-                    self._handler_code(zygote, bundle_dir, invocation.handler),
+                code = self._handler_code(zygote, bundle_dir, invocation.handler)
+                config = protocol.CallConfig(
+                    bundle_dir, invocation.handler, scratch_dir, limits_dict, code=code is not None
                 )
+                transcript = exchange(spare, config, payload, limits, broker, code)
                 if not (transcript.zygote_lost or transcript.zygote_hung):
                     break
                 self._discard(zygote)
@@ -416,7 +408,7 @@ class Sandbox:
 
     def _handler_code(self, zygote: ZygoteProcess, bundle_dir: str, handler: str) -> bytes | None:
         """The handler's code compiled once by this process, if the zygote's interpreter can load it."""
-        if zygote.ready.get("bytecode") != _BYTECODE_MAGIC:
+        if zygote.ready.bytecode != _BYTECODE_MAGIC:
             return None
         return self._bytecode.get(bundle_dir, handler)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .runtime import landlock
 from .runtime.hardening import LANDLOCK_SECCOMP, NAMESPACES, RLIMITS, TIER_NAMES, UNCONFINED
+from .runtime.protocol import LaunchConfig
 
 __all__ = [
     "LANDLOCK_SECCOMP",
@@ -123,13 +124,13 @@ class LaunchSpec:
 
     level: int
     python: str
-    config: dict
+    config: LaunchConfig
     cwd: str
     expected_uid: int  # the zygote's uid as the host sees it (ours); checked against SCM_CREDENTIALS
     wrapper: list[str] = field(default_factory=list)  # bwrap ... "--" for tier 1
 
     def argv(self, ctrl_fd: int) -> list[str]:
-        return [*self.wrapper, self.python, "-I", "-S", BOOT_SCRIPT, str(ctrl_fd), json.dumps(self.config)]
+        return [*self.wrapper, self.python, "-I", "-S", BOOT_SCRIPT, str(ctrl_fd), self.config.encode()]
 
 
 def _under(path: str, roots: list[str]) -> bool:
@@ -224,19 +225,14 @@ def launch_spec(
     if level == NAMESPACES:
         interp = interpreter(python)
         wrapper = _bwrap_argv(bwrap, interp, bundle_root, scratch_dir, as_root)
-        config = {"tier": level, "probe_uid": probe_uid, "fd_paths": False, "ipc_namespace": False}
+        config = LaunchConfig(level, probe_uid)
         return LaunchSpec(level, interp.executable, config, "/", os.geteuid(), wrapper)
     if level in (LANDLOCK_SECCOMP, RLIMITS):
         # fd_paths: the children (the sandbox uid) may not be able to traverse to the stdlib or the bundle.
         # ipc_namespace: tier 3 has no seccomp filter to refuse SysV IPC and POSIX message queues, so each
         # child gets an IPC namespace of its own (root only: it needs CAP_SYS_ADMIN), gone when it exits.
-        config = {
-            "tier": level,
-            "probe_uid": probe_uid,
-            "fd_paths": as_root,
-            "ipc_namespace": as_root and level == RLIMITS,
-        }
+        config = LaunchConfig(level, probe_uid, fd_paths=as_root, ipc_namespace=as_root and level == RLIMITS)
         return LaunchSpec(level, python, config, scratch_dir, os.geteuid())
     if level == UNCONFINED:
-        return LaunchSpec(level, python, {"tier": level}, scratch_dir, os.geteuid())
+        return LaunchSpec(level, python, LaunchConfig(level), scratch_dir, os.geteuid())
     raise ValueError(f"unknown tier {level}")

@@ -5,23 +5,17 @@ import signal
 
 from .exceptions import HandlerFailed
 from .exchange import Transcript
-from .frames import MAX_VALUE_DEPTH
 from .invocation import Invocation, Outcome
-from .runtime.protocol import EXIT_NO_MEMORY
+from .runtime import protocol
 
 logger = logging.getLogger("apps_runtime.sandbox")
 
-# Kinds a child may report about itself. The handler can forge any frame, so these must be kinds it could
-# cause anyway; platform faults (sandbox_unavailable: alerts, job retries) and timeouts are for the host.
-_CHILD_KINDS = frozenset({"handler_error", "handler_resource_limit", "output_too_large"})
 # Every response carries a JSON body: statuses that cannot have one (1xx, 204, 205, 304) would corrupt the
 # HTTP connection of the front end.
 _BODILESS_STATUSES = frozenset({204, 205, 304})
 # Deaths that mean "a limit was hit": SIGKILL without our timeout is the hard CPU limit or the OOM killer,
 # SIGSEGV is what CPython does when an allocation fails where it cannot raise MemoryError.
 _LIMIT_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGKILL, signal.SIGSEGV, signal.SIGXFSZ, signal.SIGBUS})
-_MAX_TRACE_CHARS = 16 * 1024
-_MAX_DETAIL_CHARS = 64 * 1024
 
 
 def _logs(t: Transcript) -> str:
@@ -29,10 +23,6 @@ def _logs(t: Transcript) -> str:
     if t.log_dropped:
         text += f"\n[log truncated: {t.log_dropped} more bytes dropped]\n"
     return text
-
-
-def _text(value: object, limit: int) -> str:
-    return value[:limit] if isinstance(value, str) else ""
 
 
 def _fail(
@@ -66,17 +56,17 @@ def _fail(
 
 
 def _from_exit(invocation: Invocation, t: Transcript) -> HandlerFailed:
-    exit_info = t.exit or {}
-    if exit_info.get("event") == "fork_failed":
-        return _fail("sandbox_unavailable", invocation, t, detail=f"fork failed: {exit_info.get('error')}")
-    if exit_info.get("timed_out"):
+    report = t.exit
+    if type(report) is protocol.ForkFailed:
+        return _fail("sandbox_unavailable", invocation, t, detail=f"fork failed: {report.error}")
+    if report.timed_out:
         detail = f"killed after {invocation.limits.timeout_ms} ms"
         return _fail("handler_timeout", invocation, t, detail=detail)
-    code = exit_info.get("exitcode")
-    if isinstance(code, int) and code < 0 and -code in _LIMIT_SIGNALS:
+    code = report.exitcode
+    if code < 0 and -code in _LIMIT_SIGNALS:
         detail = f"killed by {signal.Signals(-code).name}"
         return _fail("handler_resource_limit", invocation, t, detail=detail)
-    if code == EXIT_NO_MEMORY:
+    if code == protocol.EXIT_NO_MEMORY:
         return _fail("handler_resource_limit", invocation, t, detail="out of memory before reporting")
     return _fail("handler_error", invocation, t, detail=f"exited with code {code} without a result")
 
@@ -97,23 +87,21 @@ def handler_status_allowed(status: object) -> bool:
 
 
 def _from_final(invocation: Invocation, t: Transcript) -> Outcome:
-    result, failure = t.final.get("result"), t.final.get("failure")
-    if isinstance(result, dict):
-        status = result.get("status")
+    final = t.final
+    if type(final) is protocol.Result:
+        status = final.status
         if handler_status_allowed(status):
-            return Outcome(status=status, body=result.get("body"), logs=_logs(t), duration_ms=t.duration_ms)
+            return Outcome(status=status, body=final.body, logs=_logs(t), duration_ms=t.duration_ms)
         trace = (
             f"handle() answered with status {status!r:.40}; use an int from 200 to 599 other than 204, "
             "205 and 304 (every response carries a JSON body)\n"
         )
         raise _fail("handler_error", invocation, t, trace=trace, detail=f"invalid status {status!r:.40}")
-    if isinstance(failure, dict):
-        kind, detail = failure.get("kind"), _text(failure.get("detail"), _MAX_DETAIL_CHARS)
-        if not isinstance(kind, str) or kind not in _CHILD_KINDS:
-            detail = f"the child reported kind {kind!r:.60}, which only the host decides\n{detail}"
-            kind = "handler_error"
-        raise _fail(kind, invocation, t, trace=_text(failure.get("trace"), _MAX_TRACE_CHARS), detail=detail)
-    raise _fail("handler_error", invocation, t, detail="malformed final frame")
+    kind, detail = final.kind, final.detail
+    if kind not in protocol.CHILD_FAILURE_KINDS:
+        detail = f"the child reported kind {kind!r:.60}, which only the host decides\n{detail}"
+        kind = "handler_error"
+    raise _fail(kind, invocation, t, trace=final.trace, detail=detail)
 
 
 def judge(invocation: Invocation, t: Transcript) -> Outcome:
@@ -127,7 +115,7 @@ def judge(invocation: Invocation, t: Transcript) -> Outcome:
     if t.violation == "output_too_large":
         raise _fail("output_too_large", invocation, t, detail=t.violation_detail)
     if t.violation == "too_deep":
-        trace = f"The response or a records call nests JSON deeper than {MAX_VALUE_DEPTH} levels.\n"
+        trace = f"The response or a records call nests JSON deeper than {protocol.MAX_VALUE_DEPTH} levels.\n"
         raise _fail("handler_error", invocation, t, trace=trace, detail=f"frame {t.violation_detail}")
     if t.violation is not None:
         raise _fail("handler_error", invocation, t, detail=f"protocol violation: {t.violation_detail}")

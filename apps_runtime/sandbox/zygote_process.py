@@ -1,7 +1,6 @@
 """Host-side handle on one zygote process: start it (possibly inside bubblewrap), hand it calls, kill it."""
 
 import concurrent.futures
-import json
 import logging
 import os
 import select
@@ -14,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import NoReturn
 
+from .runtime import protocol
 from .tiers import LaunchSpec
 
 START_TIMEOUT_S = 10.0
@@ -63,7 +63,7 @@ class ZygoteProcess:
     and no inherited fds but its control socket. Thread-safe: many calls share one zygote.
 
     ``pid`` is the zygote's pid as the host sees it (learned from SCM_CREDENTIALS, so it is right even inside
-    a PID namespace); ``ready`` is its start-up report (tier, self-test results).
+    a PID namespace); ``ready`` is its start-up report (tier, self-test results), once it started.
     """
 
     def __init__(self, spec: LaunchSpec):
@@ -104,19 +104,19 @@ class ZygoteProcess:
         self._pidfds: list[int] = []
         self.pid: int = self._proc.pid
         self.owner_pid = os.getpid()
-        self.ready: dict = {}
+        self.ready: protocol.Ready | None = None
         self._sock.settimeout(START_TIMEOUT_S)
         try:
             message, creds = self._receive_ready()
-            ready = json.loads(message or b"null")
+            if not message:
+                self._fail("the zygote exited before reporting ready")
+            ready = protocol.Ready.decode(message)
         except (OSError, ValueError) as exc:
             self._fail(f"the zygote did not start: {exc!r}")
-        if not isinstance(ready, dict) or not message:
-            self._fail("the zygote exited before reporting ready")
         self.ready = ready
-        if not ready.get("ready"):
-            problems = (ready.get("selftest") or {}).get("problems", [])
-            detail = ready.get("error") or "; ".join(map(str, problems))
+        if not ready.ready:
+            problems = ready.selftest.get("problems", [])
+            detail = ready.error or "; ".join(map(str, problems))
             self._fail(f"the zygote's self-test failed: {detail or ready}")
         if creds is not None:
             pid, uid, _gid = creds
@@ -134,7 +134,9 @@ class ZygoteProcess:
         threading.Thread(target=self._forward_stderr, name=f"zygote-{self.pid}-stderr", daemon=True).start()
 
     def _receive_ready(self) -> tuple[bytes, tuple[int, int, int] | None]:
-        message, ancillary, _flags, _addr = self._sock.recvmsg(65536, socket.CMSG_SPACE(_UCRED.size))
+        message, ancillary, _flags, _addr = self._sock.recvmsg(
+            protocol.MAX_CONTROL_MESSAGE, socket.CMSG_SPACE(_UCRED.size)
+        )
         creds = None
         for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= _UCRED.size:
@@ -166,15 +168,14 @@ class ZygoteProcess:
         """False once the zygote has exited (it may also die between this check and the next send)."""
         return self._proc.poll() is None
 
-    def spawn(self, call_id: int, config: dict, fds: list[int]) -> None:
-        """Ask the zygote to fork a (spare) child for ``call_id`` with ``fds`` = [protocol, log, report].
+    def spawn(self, spawn: protocol.Spawn, fds: list[int]) -> None:
+        """Ask the zygote to fork a (spare) child with ``fds`` = [protocol, log, report].
 
         Raises:
             ZygoteLost: the zygote is gone or not reading its control socket.
         """
-        message = json.dumps({"cmd": "spawn", "id": call_id, "config": config}).encode()
         try:
-            socket.send_fds(self._sock, [message], fds)
+            socket.send_fds(self._sock, [spawn.encode()], fds)
         except OSError as exc:  # BrokenPipe/ConnectionReset: dead; TimeoutError: hung
             raise ZygoteLost(f"cannot reach the zygote: {exc!r}") from exc
 
@@ -186,14 +187,14 @@ class ZygoteProcess:
             ZygoteLost: the zygote is gone or not reading its control socket.
         """
         try:
-            self._sock.send(json.dumps({"cmd": "arm", "id": call_id, "deadline": deadline}).encode())
+            self._sock.send(protocol.Arm(call_id, deadline).encode())
         except OSError as exc:
             raise ZygoteLost(f"cannot reach the zygote: {exc!r}") from exc
 
     def kill_call(self, call_id: int) -> None:
         """Ask the zygote to SIGKILL the child of ``call_id`` (no-op if it already exited)."""
         try:
-            self._sock.send(json.dumps({"cmd": "kill", "id": call_id}).encode())
+            self._sock.send(protocol.Kill(call_id).encode())
         except OSError:
             pass  # a dead zygote took its children with it (PR_SET_PDEATHSIG)
 

@@ -49,7 +49,7 @@ def _route_stdlib_through_fds() -> dict[int, str]:
     return fds
 
 
-def _load_runtime():
+def _load_runtime() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.spec_from_file_location(
         PACKAGE, os.path.join(here, "__init__.py"), submodule_search_locations=[here]
@@ -57,7 +57,6 @@ def _load_runtime():
     package = importlib.util.module_from_spec(spec)
     sys.modules[PACKAGE] = package
     spec.loader.exec_module(package)
-    return importlib.import_module(PACKAGE + ".zygote")
 
 
 def main() -> None:
@@ -65,10 +64,13 @@ def main() -> None:
 
     sys.dont_write_bytecode = True  # never write .pyc files into a tenant's bundle
     ctrl_fd = int(sys.argv[1])
-    config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    # The launch config (protocol.LaunchConfig) is read raw here: fd_paths must act before any import.
+    config = json.loads(sys.argv[2])
     if config.get("fd_paths"):
         config["stdlib_fds"] = _route_stdlib_through_fds()
-    _load_runtime().main(ctrl_fd, config)
+    _load_runtime()
+    protocol = importlib.import_module(PACKAGE + ".protocol")
+    importlib.import_module(PACKAGE + ".zygote").main(ctrl_fd, protocol.LaunchConfig.decode(config))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ and subprocess output can never reach the protocol), 3 is the private protocol s
 import errno
 import fcntl
 import io
-import json
 import marshal
 import os
 import signal
@@ -23,8 +22,6 @@ EXIT_NO_MEMORY = protocol.EXIT_NO_MEMORY
 EXIT_INTERNAL = protocol.EXIT_INTERNAL
 
 HANDLER_MODULE = "__handler__"
-MAX_CALL_CONFIG = 64 * 1024
-MAX_CODE_BYTES = 16 * 1024 * 1024  # a handler's marshalled code (its source is at most 256 KiB)
 _DISK_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -105,26 +102,25 @@ class _Channel:
 
     def call(self, op: str, args: dict):
         try:
-            payload = protocol.dumps({"op": op, "args": args})
+            payload = protocol.DataCall(op, args).encode()
         except (TypeError, ValueError) as exc:
             raise TypeError(f"arguments of {op} must be JSON: {exc}") from None
         protocol.write_frame(self._fd, payload)
-        reply = protocol.read_frame(self._fd)
-        if reply is None:
+        payload = protocol.read_frame(self._fd)
+        if payload is None:
             raise ConnectionError("the platform closed the data channel")
-        message = json.loads(reply)
-        if "error" in message:
-            error = message["error"]
-            raise sdk.records_error(str(error.get("code")), str(error.get("message")), op)
-        return message.get("ok")
+        reply = protocol.Reply.decode(payload)
+        if reply.error is not None:
+            raise sdk.records_error(*reply.error, op)
+        return reply.ok
 
 
-def _check_handler_path(config: dict) -> "_Failure | None":
+def _check_handler_path(config: protocol.CallConfig) -> "_Failure | None":
     """The handler must be a file inside the bundle (symlinks resolved). Checked before hardening, while the
     whole path to the bundle can still be resolved; bundles never change once unpacked.
     """
-    bundle_dir = config["bundle_dir"]
-    rel = config["handler"]
+    bundle_dir = config.bundle_dir
+    rel = config.handler
     path = os.path.normpath(os.path.join(bundle_dir, rel))
     real_bundle = os.path.realpath(bundle_dir)
     if (
@@ -182,7 +178,7 @@ def _is_disk_limit(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _DISK_LIMIT_ERRNOS
 
 
-def _result_frame(value, limits: dict, rel: str) -> bytes:
+def _result_frame(value, limits: dict[str, int], rel: str) -> bytes:
     status = 200
     if isinstance(value, tuple):
         if len(value) != 2:
@@ -207,27 +203,27 @@ def _result_frame(value, limits: dict, rel: str) -> bytes:
         ) from None
     if len(body) > limits["max_response_bytes"]:
         raise _Failure("output_too_large", detail=f"{len(body)} bytes > {limits['max_response_bytes']}")
-    return b'{"result":{"status":%d,"body":' % status + body + b"}}"
+    return protocol.encode_result(status, body)
 
 
 def _error_frame(status: int, message: object) -> bytes:
-    return protocol.dumps({"result": {"status": status, "body": {"error": str(message)}}})
+    return protocol.encode_result(status, protocol.dumps({"error": str(message)}))
 
 
-def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
+def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict, bundle_path: str) -> bytes:
     """Run the handler and build the frame that answers the host."""
     scrub = traces.Scrubber(
         bundle_path,
         {
-            config["bundle_dir"]: ".",
-            os.path.realpath(config["bundle_dir"]): ".",
-            config["scratch_dir"]: ".",
+            config.bundle_dir: ".",
+            os.path.realpath(config.bundle_dir): ".",
+            config.scratch_dir: ".",
             RUNTIME_DIR: "<platform>",
         },
     )
     sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
-    handle = _load_handler(bundle_path, config["handler"], scrub, config.get("code"))
+    handle = _load_handler(bundle_path, config.handler, scrub, code)
     request = sdk.Request(request_data, _Channel(PROTO_FD).call)
     try:
         value = handle(request)
@@ -245,7 +241,7 @@ def _invoke(config: dict, request_data: dict, bundle_path: str) -> bytes:
     except BaseException as exc:
         kind = "handler_resource_limit" if _is_disk_limit(exc) else "handler_error"
         raise _Failure(kind, traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None
-    return _result_frame(value, config["limits"], config["handler"])
+    return _result_frame(value, config.limits, config.handler)
 
 
 def _flush() -> None:
@@ -256,26 +252,23 @@ def _flush() -> None:
             pass  # the handler closed or replaced it; nothing left to save
 
 
-def _serve(config: dict, bundle_path: str, handler_problem: "_Failure | None") -> int:
-    limits = config["limits"]
-    payload = protocol.read_frame(PROTO_FD, limits["max_request_bytes"] + 1024)
+def _serve(
+    config: protocol.CallConfig, code: bytes | None, bundle_path: str, handler_problem: "_Failure | None"
+) -> int:
+    payload = protocol.read_frame(PROTO_FD, config.limits["max_request_bytes"] + 1024)
     if payload is None:
         return EXIT_INTERNAL  # the host gave up before sending the request
-    request_data = json.loads(payload)
+    request_data = protocol.decode_request(payload)
     try:
         if handler_problem is not None:
             raise handler_problem
-        frame = _invoke(config, request_data, bundle_path)
+        frame = _invoke(config, code, request_data, bundle_path)
     except _Failure as failure:
-        frame = protocol.dumps(
-            {"failure": {"kind": failure.kind, "trace": failure.trace, "detail": failure.detail}}
-        )
+        frame = protocol.Failure(failure.kind, failure.trace, failure.detail).encode()
     except MemoryError:
         frame = None  # leave the except block first so the handler's frames are freed
     if frame is None:
-        frame = protocol.dumps(
-            {"failure": {"kind": "handler_resource_limit", "trace": "", "detail": "MemoryError"}}
-        )
+        frame = protocol.Failure("handler_resource_limit", detail="MemoryError").encode()
     # Logs first, result last: once the host has the result, everything the handler printed is in the pipe.
     _flush()
     protocol.write_frame(PROTO_FD, frame)
@@ -286,10 +279,9 @@ def _report_internal(exc: BaseException) -> None:
     if not _proto_ready:
         return
     try:
-        frame = protocol.dumps(
-            {"failure": {"kind": "sandbox_unavailable", "trace": "", "detail": traces.full_trace(exc)}}
+        protocol.write_frame(
+            PROTO_FD, protocol.Failure("sandbox_unavailable", detail=traces.full_trace(exc)).encode()
         )
-        protocol.write_frame(PROTO_FD, frame)
     except (OSError, ValueError):
         pass  # the host is gone; the exit code still tells the zygote
 
@@ -302,54 +294,47 @@ def _warm_up() -> None:
     (reference counts, allocator arenas, the compiler's) are copied from the zygote now, not on the call's
     path. Runs nothing of a tenant.
     """
-    config = json.loads(
-        protocol.dumps(
-            {"call": {"bundle_dir": RUNTIME_DIR, "handler": "x.py", "scratch_dir": RUNTIME_DIR, "limits": {}}}
-        )
-    )["call"]
-    traces.Scrubber(RUNTIME_DIR, {config["bundle_dir"]: ".", RUNTIME_DIR: "<platform>"})
+    config = protocol.CallConfig.decode(protocol.CallConfig(RUNTIME_DIR, "x.py", RUNTIME_DIR, {}).encode())
+    traces.Scrubber(RUNTIME_DIR, {config.bundle_dir: ".", RUNTIME_DIR: "<platform>"})
     module = types.ModuleType(HANDLER_MODULE)
     code = marshal.dumps(compile(_WARM_UP_SOURCE, "<warm-up>", "exec", dont_inherit=True))
     exec(_handler_code("<warm-up>", code), module.__dict__)
-    value = module.handle(sdk.Request(json.loads(b'{"method": "POST", "body": {"n": 1}}'), None))
+    value = module.handle(sdk.Request(protocol.decode_request(b'{"method": "POST", "body": {"n": 1}}'), None))
     _result_frame(value, {"max_response_bytes": 1 << 20}, "x.py")
     os.path.isfile(os.path.realpath(os.path.join(RUNTIME_DIR, "child.py")))
 
 
-def _await_call(uid: list[int] | None) -> dict:
+def _await_call() -> tuple[protocol.CallConfig, bytes | None]:
     """Block until the host sends this spare its call: the first frame on the protocol socket, written by
-    the host before any tenant code can reach the socket (so it is trusted).
+    the host before any tenant code can reach the socket (so it is trusted). Returns it and the handler's
+    compiled code, which follows in a frame of its own when the host has it.
     """
-    payload = protocol.read_frame(PROTO_FD, MAX_CALL_CONFIG)
+    payload = protocol.read_frame(PROTO_FD, protocol.MAX_CALL_CONFIG)
     if payload is None:
         os._exit(EXIT_OK)  # the sandbox closed (or dropped this spare) before using it
-    config = json.loads(payload)["call"]
-    # The handler's compiled code follows, in a frame of its own, when the host has it.
-    config["code"] = protocol.read_frame(PROTO_FD, MAX_CODE_BYTES) if config.get("code") is True else None
-    config["uid"] = uid  # the slot's, fixed when the spare was made
-    return config
+    config = protocol.CallConfig.decode(payload)
+    code = protocol.read_frame(PROTO_FD, protocol.MAX_CODE_BYTES) if config.code else None
+    return config, code
 
 
-def main(spare: dict, proto_fd: int, log_fd: int) -> None:
+def main(spare: protocol.Spawn, proto_fd: int, log_fd: int) -> None:
     """Entry point right after ``fork()`` in the zygote. Never returns.
 
-    The child is made ahead of its call (a *spare*, bound to the call slot's uid in ``spare["uid"]``): it
+    The child is made ahead of its call (a *spare*, bound to the call slot's uid in ``spare.uid``): it
     applies what no call changes, then waits for the call's config, then confines itself for that call.
     """
     code = EXIT_INTERNAL
     try:
         _become_child(proto_fd, log_fd)
         hardening.prepare_spare()
-        if spare.get("warm"):  # made ahead of its call: time to spare
+        if spare.warm:  # made ahead of its call: time to spare
             _warm_up()
-        config = _await_call(spare.get("uid"))
+        config, handler_code = _await_call()
         handler_problem = _check_handler_path(config)  # with full access still, before hardening
-        bundle_path, keep = hardening.harden(
-            config["limits"], config["bundle_dir"], config["scratch_dir"], config.get("uid")
-        )
+        bundle_path, keep = hardening.harden(config.limits, config.bundle_dir, config.scratch_dir, spare.uid)
         # Everything the zygote held (its control socket, other calls' pipes, Landlock's path fds) goes now.
         hardening.close_fds_above(PROTO_FD + 1, keep)
-        code = _serve(config, bundle_path, handler_problem)
+        code = _serve(config, handler_code, bundle_path, handler_problem)
     except MemoryError:
         code = EXIT_NO_MEMORY
     except BaseException as exc:  # last resort in a process about to _exit: report it as a platform fault

@@ -33,7 +33,7 @@ import socket
 import sys
 import threading
 
-from . import landlock, seccomp
+from . import landlock, protocol, seccomp
 
 NAMESPACES, LANDLOCK_SECCOMP, RLIMITS, UNCONFINED = 1, 2, 3, 4
 TIER_NAMES = {
@@ -114,15 +114,14 @@ def _stdlib_dirs() -> list[str]:
     return [os.path.realpath(p) for p in sys.path if os.path.exists(p)]
 
 
-def prepare(config: dict) -> Confinement:
-    """Zygote-time setup for ``config["tier"]`` (default: tier 3). Irreversible choices are made only in
-    the children.
+def prepare(config: protocol.LaunchConfig) -> Confinement:
+    """Zygote-time setup for ``config.tier``. Irreversible choices are made only in the children.
 
     Raises:
         Unavailable: a mechanism the tier needs is missing (no Landlock, not x86_64, ...).
     """
     global _confinement
-    tier = int(config.get("tier", RLIMITS))
+    tier = config.tier
     if tier not in TIER_NAMES:
         raise Unavailable(f"unknown tier {tier}")
     ruleset = filter_ = None
@@ -134,14 +133,14 @@ def prepare(config: dict) -> Confinement:
         ruleset = landlock.Ruleset.prepare(read_only, DEVICE_FILES)
         if ruleset is None:
             raise Unavailable("Landlock is not available in this kernel (or is disabled)")
-    stdlib_fds = sorted(config.get("stdlib_fds") or ())
+    stdlib_fds = sorted(config.stdlib_fds)
     _confinement = Confinement(
         tier,
-        bool(config.get("fd_paths")),
+        config.fd_paths,
         stdlib_fds,
         ruleset,
         filter_,
-        bool(config.get("ipc_namespace")) and tier == RLIMITS,
+        config.ipc_namespace and tier == RLIMITS,
     )
     if tier == NAMESPACES:
         _keep_capabilities_to_ourselves(_confinement._libc)

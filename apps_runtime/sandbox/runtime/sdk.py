@@ -8,10 +8,9 @@ Inside the child this module is also registered as ``platform_sdk``, so handlers
 from collections.abc import Callable
 from typing import Any
 
-Transport = Callable[[str, dict], Any]
+from . import protocol
 
-# Operations that only read: a record the caller may not read is reported as missing, never as forbidden.
-READ_OPS = frozenset({"records.get", "records.query"})
+Transport = Callable[[str, dict], Any]
 
 
 class RecordsError(Exception):
@@ -51,7 +50,7 @@ class PermissionDenied(_CodedError):
 
     def response_status(self) -> int:
         # A record the caller may not read looks exactly like a missing one.
-        return 404 if self.op in READ_OPS else 403
+        return 404 if self.op in protocol.READ_OPS else 403
 
 
 class ValidationFailed(_CodedError):
@@ -110,23 +109,23 @@ class Records:
             "limit": limit,
             "cursor": cursor,
         }
-        return self._transport("records.query", args)
+        return self._transport(protocol.RECORDS_QUERY, args)
 
     def get(self, collection: str, id: str) -> dict:
         """Return one record; raises NotFound when missing or not readable."""
-        return self._transport("records.get", {"collection": collection, "id": id})
+        return self._transport(protocol.RECORDS_GET, {"collection": collection, "id": id})
 
     def create(self, collection: str, data: dict) -> dict:
         """Create a record and return it."""
-        return self._transport("records.create", {"collection": collection, "data": data})
+        return self._transport(protocol.RECORDS_CREATE, {"collection": collection, "data": data})
 
     def update(self, collection: str, id: str, data: dict) -> dict:
         """Merge ``data`` into a record and return it."""
-        return self._transport("records.update", {"collection": collection, "id": id, "data": data})
+        return self._transport(protocol.RECORDS_UPDATE, {"collection": collection, "id": id, "data": data})
 
     def delete(self, collection: str, id: str) -> Any:
         """Delete a record."""
-        return self._transport("records.delete", {"collection": collection, "id": id})
+        return self._transport(protocol.RECORDS_DELETE, {"collection": collection, "id": id})
 
 
 class Request:
@@ -145,7 +144,7 @@ class Request:
 
     def enqueue(self, route_key: str, body: Any = None) -> str:
         """Queue a background run of another route of this app; returns the run id."""
-        return self._transport("jobs.enqueue", {"route": route_key, "body": body})
+        return self._transport(protocol.JOBS_ENQUEUE, {"route": route_key, "body": body})
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.path}>"

@@ -1,23 +1,13 @@
 """The zygote: a warm, stdlib-only fork server. The host sends one control message per call; the zygote
 forks a fresh child for it, kills the child at its wall-clock deadline and reports how it exited.
 
-Control socket (SOCK_SEQPACKET, one JSON message each):
-  host -> zygote  {"cmd": "spawn", "id": n, "config": {"uid": [uid, gid] | null, "warm": bool}}  with fds
-                  [protocol, log write end, report]: fork a *spare* child for a call slot (ahead of its
-                  call when "warm"); the host later writes the call to the spare's protocol socket itself
-                  {"cmd": "arm", "id": n, "deadline": t}  the call started: kill it at CLOCK_MONOTONIC t
-                  {"cmd": "kill", "id": n}
-  zygote -> host  {"ready": bool, "pid": ..., "tier": name, "selftest": {"ok", "problems", ...}, "bytecode":
-                  the interpreter's .pyc magic (hex)} once, at start, after a probe child checked that this
-                  tier's blocks hold (ready is false if not)
-Report pipe (one per call, written only by the zygote, so the child cannot forge it; length-prefixed JSON):
-  {"event": "forked"} then {"event": "exit", "exitcode": int, "timed_out": bool, "killed": bool}
-  where a negative exitcode is the signal that ended the child.
+The messages (``Ready``, ``Spawn``, ``Arm``, ``Kill`` on the control socket; ``Forked``, ``ForkFailed``,
+``Exited`` on each call's report pipe, which only the zygote writes, so a child cannot forge them) are
+defined in ``protocol``. The host writes the call itself to the spare child's protocol socket.
 """
 
 import gc
 import importlib.util
-import json
 import os
 import select
 import signal
@@ -50,7 +40,6 @@ PRELOAD = (
     "uuid",
     "zoneinfo",
 )
-MAX_CONTROL_MESSAGE = 64 * 1024
 
 
 class _Call:
@@ -69,9 +58,9 @@ class _Call:
         self.killed = False
 
 
-def _report(fd: int, message: dict) -> None:
+def _report(fd: int, message: protocol.Forked | protocol.ForkFailed | protocol.Exited) -> None:
     try:
-        protocol.write_frame(fd, protocol.dumps(message))
+        protocol.write_frame(fd, message.encode())
     except OSError:
         pass  # the host stopped listening for this call (it already has the result, or gave up)
 
@@ -132,20 +121,20 @@ class Zygote:
                 _kill_group(call)
 
     def _on_control(self) -> bool:
-        msg, fds, _flags, _addr = socket.recv_fds(self.ctrl, MAX_CONTROL_MESSAGE, 3)
+        msg, fds, _flags, _addr = socket.recv_fds(self.ctrl, protocol.MAX_CONTROL_MESSAGE, 3)
         if not msg and not fds:
             return False
         try:
-            message = json.loads(msg)
-            if message.get("cmd") == "spawn" and len(fds) == 3:
-                self._spawn(message["id"], message["config"], *fds)
+            message = protocol.decode_control(msg)
+            if type(message) is protocol.Spawn and len(fds) == 3:
+                self._spawn(message, *fds)
                 fds = []
-            elif message.get("cmd") == "arm":
-                call = self.by_id.get(message.get("id"))
+            elif type(message) is protocol.Arm:
+                call = self.by_id.get(message.id)
                 if call is not None and call.deadline is None:
-                    call.deadline = float(message["deadline"])
-            elif message.get("cmd") == "kill":
-                call = self.by_id.get(message.get("id"))
+                    call.deadline = message.deadline
+            elif type(message) is protocol.Kill:
+                call = self.by_id.get(message.id)
                 if call is not None and not call.killed:
                     call.killed = True
                     _kill_group(call)
@@ -154,8 +143,8 @@ class Zygote:
                 os.close(fd)
         return True
 
-    def _spawn(self, call_id: int, config: dict, proto_fd: int, log_fd: int, report_fd: int) -> None:
-        uid = config["uid"][0] if config.get("uid") else None
+    def _spawn(self, spawn: protocol.Spawn, proto_fd: int, log_fd: int, report_fd: int) -> None:
+        uid = spawn.uid[0] if spawn.uid else None
         earlier = self.by_uid.get(uid) if uid is not None else None
         if earlier is not None:
             # The host reuses a slot's uid once it has the call's result, maybe before that child is gone:
@@ -168,21 +157,21 @@ class Zygote:
         except OSError as exc:
             os.close(proto_fd)
             os.close(log_fd)
-            _report(report_fd, {"event": "fork_failed", "error": str(exc)})
+            _report(report_fd, protocol.ForkFailed(str(exc)))
             os.close(report_fd)
             return
         if pid == 0:
             try:
-                child.main(config, proto_fd, log_fd)
+                child.main(spawn, proto_fd, log_fd)
             finally:
                 os._exit(child.EXIT_INTERNAL)
         # Only the child may hold these: the host sees end of file when the child is gone.
         os.close(proto_fd)
         os.close(log_fd)
-        _report(report_fd, {"event": "forked"})
-        call = _Call(call_id, uid, pid, os.pidfd_open(pid), report_fd, None)
+        _report(report_fd, protocol.Forked())
+        call = _Call(spawn.id, uid, pid, os.pidfd_open(pid), report_fd, None)
         self.calls[call.pidfd] = call
-        self.by_id[call_id] = call
+        self.by_id[spawn.id] = call
         if uid is not None:
             self.by_uid[uid] = call
         self.poller.register(call.pidfd, select.POLLIN)
@@ -200,13 +189,7 @@ class Zygote:
             del self.by_uid[call.uid]
         os.close(call.pidfd)
         _report(
-            call.report_fd,
-            {
-                "event": "exit",
-                "exitcode": os.waitstatus_to_exitcode(status),
-                "timed_out": call.timed_out,
-                "killed": call.killed,
-            },
+            call.report_fd, protocol.Exited(os.waitstatus_to_exitcode(status), call.timed_out, call.killed)
         )
         os.close(call.report_fd)
 
@@ -215,9 +198,8 @@ class Zygote:
             _kill_group(call)
 
 
-def main(ctrl_fd: int, config: dict | None = None) -> None:
+def main(ctrl_fd: int, config: protocol.LaunchConfig) -> None:
     """Zygote entry point (called by ``boot.py``); ``config`` is the host's launch config (tier, uids)."""
-    config = config or {}
     # Python's C-locale coercion exports LC_CTYPE; the children must see an empty environment.
     os.environ.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides when we stop: it closes the socket
@@ -227,21 +209,14 @@ def main(ctrl_fd: int, config: dict | None = None) -> None:
     try:
         confinement = hardening.prepare(config)
     except hardening.Unavailable as exc:
-        ctrl.send(json.dumps({"ready": False, "pid": os.getpid(), "error": str(exc)}).encode())
+        ctrl.send(protocol.Ready(False, os.getpid(), error=str(exc)).encode())
         return
     child.prepare()
-    selftest = hardening.self_test(config.get("probe_uid"))
-    ctrl.send(
-        json.dumps(
-            {
-                "ready": selftest["ok"],
-                "pid": os.getpid(),
-                "tier": confinement.name,
-                "bytecode": importlib.util.MAGIC_NUMBER.hex(),
-                "selftest": selftest,
-            }
-        ).encode()
+    selftest = hardening.self_test(config.probe_uid)
+    ready = protocol.Ready(
+        selftest["ok"], os.getpid(), confinement.name, importlib.util.MAGIC_NUMBER.hex(), selftest
     )
+    ctrl.send(ready.encode())
     if not selftest["ok"]:
         return
     # Objects that exist now are never collected; freezing them stops the children's GC from touching (and

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from apps_runtime.sandbox import HandlerFailed
-from apps_runtime.sandbox.frames import MAX_VALUE_DEPTH
+from apps_runtime.sandbox.runtime.protocol import MAX_VALUE_DEPTH
 
 # Write one raw frame to the protocol socket, then wait for the host to end the call.
 FORGE = """
