@@ -314,8 +314,8 @@ MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or None
 
 # MCP transport: each POST is answered with one JSON body, not an event stream (cheaper; list_changed
-# still goes on the session's GET stream). Progress, logging or elicitation tied to a call need the
-# event stream: turn this off before tools use them.
+# still goes on the session's GET stream), except a tools/call that needs the stream for progress or
+# elicitation (mcp_gateway.streaming decides per POST). Off: every POST gets an event stream.
 MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
 
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,

@@ -23,7 +23,6 @@ from django.db import DatabaseError
 from django.http.request import split_domain_port
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthCredentials
@@ -32,12 +31,12 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate, current_request, endpoint_tenant
-from mcp_gateway.catalog import cached_catalog, catalog_for
-from mcp_gateway.concurrency import SERVER_BUSY, TenantBusy, charged_to, in_thread, share_limits
+from mcp_gateway.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.notifications import Notifier
 from mcp_gateway.server import build_server
 from mcp_gateway.sessions import Reservation, SessionLedger, TooManySessions, session_limits
+from mcp_gateway.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
 from oauth.access import MCP_SCOPE
 from oauth.exceptions import OriginNotConfigured
 from oauth.origin import public_origin
@@ -104,12 +103,13 @@ class Gateway:
         self.notifier = Notifier()
         self.server = build_server(self.notifier)
         self.guard = TransportSecurityMiddleware(transport_security())
-        self.sessions = StreamableHTTPSessionManager(
+        self.sessions = StreamChoosingManager(
             app=self.server,
             stateless=settings.MCP_STATELESS,
-            # One JSON body per POST: nothing the gateway sends is tied to a call but its answer
-            # (list_changed goes on the session's GET stream, which JSON mode keeps).
+            # One JSON body per POST, except for calls that need an event stream (progress,
+            # elicitation): see ``streaming``. list_changed goes on the session's GET stream.
             json_response=settings.MCP_JSON_RESPONSES,
+            chooser=gateway_wants_stream,
             security_settings=self.guard.settings,
             session_idle_timeout=session_limits().idle_s,
         )
@@ -176,7 +176,9 @@ class Gateway:
         version = _header(scope, b"mcp-protocol-version")
         modern = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS  # the SDK's routing
         if modern:
-            await self._warm_catalog(gw)
+            # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously;
+            # without the catalog it only skips its Mcp-Param header check.
+            await warm_catalog(gw.tenant)
         if modern or self.sessions.stateless or _header(scope, SESSION_HEADER) is not None:
             await self.sessions.handle_request(scope, receive, send)
             return
@@ -192,17 +194,6 @@ class Gateway:
             await self.sessions.handle_request(scope, receive, self._recording(send, reservation))
         finally:
             self.ledger.release(reservation)
-
-    async def _warm_catalog(self, gw: GatewayRequest) -> None:
-        # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously.
-        if cached_catalog(gw.tenant) is not None:
-            return
-        try:
-            await in_thread(catalog_for, gw.tenant)
-        except TenantBusy:
-            # Best effort: without it the SDK only skips its Mcp-Param header check, and the call
-            # itself then waits for the tenant's share or is refused as busy.
-            logger.debug("catalog warm-up skipped: tenant %s busy", gw.tenant.pk)
 
     def _recording(self, send: Send, reservation: Reservation) -> Send:
         """``send`` that counts the session the SDK opens, before the client can learn its id."""

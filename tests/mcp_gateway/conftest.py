@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import httpx2
 import pytest
@@ -20,16 +21,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def live_url(django_db_setup, django_db_blocker):
-    from django.conf import settings
-
-    from lowcode_platform.asgi import application
-
-    settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
+@contextmanager
+def served(app) -> Iterator[str]:
+    """``app`` under uvicorn on a free loopback port, in a thread; yields its base URL."""
     port = _free_port()
     server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
     )
     thread = threading.Thread(target=server.run, name="live-server", daemon=True)
     thread.start()
@@ -38,9 +35,22 @@ def live_url(django_db_setup, django_db_blocker):
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the live server did not start")
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup, django_db_blocker):
+    from django.conf import settings
+
+    from lowcode_platform.asgi import application
+
+    settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
+    with served(application) as url:
+        yield url
     _drop_server_connections(django_db_blocker)
 
 

@@ -1,0 +1,185 @@
+"""One JSON body per MCP POST, or an event stream for the POSTs that need one.
+
+An event stream costs the transport ~1.2 ms of CPU a POST (#11), so answers are JSON bodies
+(``MCP_JSON_RESPONSES``). But a JSON body carries only the answer: progress, log lines and a
+server request tied to the call (elicitation) need the stream. So the choice is made per POST,
+before the SDK reads it: a ``tools/call`` whose tool needs a stream (``needs_stream``) gets one
+when the client's ``Accept`` allows ``text/event-stream``; everything else stays JSON.
+
+The SDK reads its JSON-or-stream flag (``json_response`` on the manager, for the 2026-07-28 era
+and stateless transports; ``is_json_response_enabled`` on a session's transport) at a few fixed
+points. Here both flags answer from a context variable set for the POST being served. One of
+those points runs in no POST's context: the session's message router, which drops a message tied
+to a request when JSON is in force. There the flag answers for the message's sender instead (the
+handler of that request, whose context the SDK's streams carry along). ``tests/mcp_gateway/
+test_streaming.py`` fails if the SDK moves these points.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import Any
+
+from mcp.server.streamable_http import StreamableHTTPServerTransport, check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+from mcp_gateway.auth import GATEWAY_SCOPE_KEY
+from mcp_gateway.catalog import TenantCatalog, cached_catalog, catalog_for
+from mcp_gateway.concurrency import TenantBusy, in_thread
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+logger = logging.getLogger("mcp_gateway.streaming")
+
+# Whether the POST being served is answered with an event stream. None where no POST decided
+# (the session's message router); the transport sets False or True for the POSTs it serves.
+_streamed: ContextVar[bool | None] = ContextVar("lcp_mcp_streamed", default=None)
+
+StreamChooser = Callable[[Scope, dict], Awaitable[bool]]
+
+
+def streamed() -> bool:
+    """Whether the request being served has an event stream: progress and logs can reach its caller."""
+    return bool(_streamed.get())
+
+
+def progress_token(params: Any) -> str | int | None:
+    """The ``_meta.progressToken`` of a request's params, if any."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def needs_stream(tenant: Tenant, caller: Caller, method: str, params: Any) -> bool:
+    """Whether answering this request needs an event stream: the one rule, extend it here.
+
+    A ``tools/call`` that asked for progress, or whose tool asks the user to confirm it first
+    (elicitation travels on the call's stream). Reads only the cached catalog: no I/O.
+    """
+    if method != "tools/call" or not isinstance(params, dict):
+        return False
+    if progress_token(params) is not None:
+        return True
+    catalog = cached_catalog(tenant)
+    entry = catalog.by_name.get(params.get("name")) if catalog is not None else None
+    # ``confirm`` is the manifest's tool option; an entry without the field never confirms.
+    return entry is not None and entry.visible_to(caller) and getattr(entry, "confirm", False) is True
+
+
+async def warm_catalog(tenant: Tenant) -> TenantCatalog | None:
+    """The tenant's catalog, built now if this process lacks it; None if the tenant is busy.
+
+    Best effort: the call itself builds it anyway, or waits for the tenant's share, or is refused.
+    """
+    found = cached_catalog(tenant)
+    if found is not None:
+        return found
+    try:
+        return await in_thread(catalog_for, tenant)
+    except TenantBusy:
+        logger.debug("catalog warm-up skipped: tenant %s busy", tenant.pk)
+        return None
+
+
+async def gateway_wants_stream(scope: Scope, message: dict) -> bool:
+    """``needs_stream`` for the authenticated caller of this POST (the gateway's chooser)."""
+    gw = scope.get(GATEWAY_SCOPE_KEY)
+    if gw is None or message.get("method") != "tools/call":
+        return False
+    params = message.get("params")
+    if progress_token(params) is None:
+        await warm_catalog(gw.tenant)  # so needs_stream finds the tool's options
+    return needs_stream(gw.tenant, gw.caller, "tools/call", params)
+
+
+def _tool_call(body: bytes) -> dict | None:
+    if b"tools/call" not in body:  # most POSTs: no parse
+        return None
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None  # the SDK answers the parse error
+    return message if isinstance(message, dict) else None
+
+
+class StreamChoosingTransport(StreamableHTTPServerTransport):
+    """A session's transport that answers each POST as ``_streamed`` says (set by the manager)."""
+
+    json_default: bool = True
+
+    @property
+    def is_json_response_enabled(self) -> bool:
+        choice = _streamed.get()
+        if choice is None:  # the message router: the message's sender decides
+            sender = self._write_stream_reader.last_context if self._write_stream_reader is not None else None
+            choice = sender.get(_streamed, None) if sender is not None else None
+        return self.json_default and not choice
+
+    @is_json_response_enabled.setter
+    def is_json_response_enabled(self, value: bool) -> None:
+        self.json_default = value
+
+    async def _handle_post_request(
+        self, scope: Scope, request: Request, receive: Receive, send: Send
+    ) -> None:
+        token = _streamed.set(bool(_streamed.get()))  # this POST decided: not the router
+        try:
+            await super()._handle_post_request(scope, request, receive, send)
+        finally:
+            _streamed.reset(token)
+
+
+class StreamChoosingManager(StreamableHTTPSessionManager):
+    """The SDK's session manager, answering JSON unless ``chooser`` says a POST needs a stream."""
+
+    def __init__(self, *args: Any, chooser: StreamChooser, **kwargs: Any) -> None:
+        self._chooser = chooser
+        self._json_default = True
+        super().__init__(*args, **kwargs)
+
+    @property
+    def json_response(self) -> bool:
+        return self._json_default and not _streamed.get()
+
+    @json_response.setter
+    def json_response(self, value: bool) -> None:
+        self._json_default = value
+
+    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None:
+            # The SDK builds its own class; this subclass adds behaviour only, no state to set up.
+            transport.__class__ = StreamChoosingTransport
+            transport.json_default = self._json_default
+        return transport
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # ``receive`` replays the body the SDK's size limit has already read in full.
+        if not self._json_default or scope.get("method") != "POST":
+            await super()._handle_request(scope, receive, send)
+            return
+        first = await receive()
+        pending = [first]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        token = _streamed.set(True) if await self._wants_stream(scope, first) else None
+        try:
+            await super()._handle_request(scope, replay, send)
+        finally:
+            if token is not None:
+                _streamed.reset(token)
+
+    async def _wants_stream(self, scope: Scope, first: Message) -> bool:
+        if first.get("type") != "http.request" or first.get("more_body"):
+            return False
+        if not check_accept_headers(Request(scope))[1]:  # the client cannot read a stream
+            return False
+        message = _tool_call(first.get("body", b""))
+        return message is not None and await self._chooser(scope, message)
