@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 
@@ -13,9 +14,10 @@ from mcp_gateway import rate_counters, tool_calls
 from mcp_gateway.auth import authenticate
 from mcp_gateway.models import RateLimitCounter
 from tests.support.apps import cases_manifest
+from tests.support.rate_hits import hit_in_process
 
 REDIS_URL = "redis://127.0.0.1:6379/8"
-THREADS, HITS = 8, 25
+THREADS, PROCESSES, HITS = 8, 3, 25
 
 
 @pytest.fixture(params=["database", "redis"])
@@ -46,6 +48,33 @@ def test_concurrent_hits_each_see_a_distinct_count(backend):
         thread.join()
 
     assert sorted(counts) == list(range(1, THREADS * HITS + 1))
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_server_processes_share_one_count(backend, settings):
+    if connection.vendor != "postgresql":
+        pytest.skip("the test database must be reachable from other processes: CI runs this on PostgreSQL")
+    db = connection.settings_dict
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:"
+        f"{db['PORT'] or 5432}/{db['NAME']}",
+        "RATE_LIMIT_REDIS_URL": settings.RATE_LIMIT_REDIS_URL or "",
+        "DJANGO_SETTINGS_MODULE": "lowcode_platform.settings",
+    }
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(PROCESSES), ctx.Queue()
+    processes = [
+        ctx.Process(target=hit_in_process, args=(env, "rl:test:processes", HITS, barrier, results))
+        for _ in range(PROCESSES)
+    ]
+    for process in processes:
+        process.start()
+    counts = [count for _ in processes for count in results.get(timeout=120)]
+    for process in processes:
+        process.join()
+
+    assert sorted(counts) == list(range(1, PROCESSES * HITS + 1))
 
 
 @pytest.mark.django_db
