@@ -317,6 +317,11 @@ RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or None
 # still goes on the session's GET stream), except a tools/call that needs the stream for progress or
 # elicitation (mcp_gateway.streaming decides per POST). Off: every POST gets an event stream.
 MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
+# Explicit content a handler returns ({"content": [...]}): at most this many items, bytes per item
+# (text as UTF-8, an image decoded) and bytes in all; past any bound the call is an isError.
+MCP_CONTENT_MAX_ITEMS = _env_int("MCP_CONTENT_MAX_ITEMS", 20)
+MCP_CONTENT_MAX_ITEM_BYTES = _env_int("MCP_CONTENT_MAX_ITEM_BYTES", 1024 * 1024)
+MCP_CONTENT_MAX_BYTES = _env_int("MCP_CONTENT_MAX_BYTES", 2 * 1024 * 1024)
 
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
 # django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration

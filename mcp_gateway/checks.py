@@ -18,6 +18,9 @@ BOUNDS = {
     "MCP_SESSIONS_PER_TOKEN": Bound(int, 1),
     "MCP_SESSIONS_PER_TENANT": Bound(int, 1),
     "MCP_SESSION_IDLE_SECONDS": Bound(float, 1),
+    "MCP_CONTENT_MAX_ITEMS": Bound(int, 1),
+    "MCP_CONTENT_MAX_ITEM_BYTES": Bound(int, 1),
+    "MCP_CONTENT_MAX_BYTES": Bound(int, 1),
 }
 
 

@@ -33,6 +33,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate, current_request, endpoint_tenant
 from mcp_gateway.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
 from mcp_gateway.exceptions import GatewayRefused
+from mcp_gateway.links import public_base_url
 from mcp_gateway.notifications import Notifier
 from mcp_gateway.server import build_server
 from mcp_gateway.sessions import Reservation, SessionLedger, TooManySessions, session_limits
@@ -68,15 +69,6 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
-
-
-def public_base_url(scope: Scope) -> str:
-    """The origin clients reach this server at, for URLs in answers: PUBLIC_BASE_URL when set (as
-    ``oauth.origin`` uses it), else from the request; only after the Host check."""
-    if settings.PUBLIC_BASE_URL:
-        return settings.PUBLIC_BASE_URL
-    host = _header(scope, b"host") or "localhost"
-    return f"{scope.get('scheme', 'http')}://{host}"
 
 
 async def _send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as types
@@ -9,8 +10,17 @@ import mcp.types as types
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import SchemaValidator
 from mcp_gateway.arguments import argument_problems
+from mcp_gateway.links import NoLinkOrigin
 from mcp_gateway.output_budget import OutputBudget, OverBudget, cut_to_budget, truncation_note
-from mcp_gateway.token_estimate import compact_json, tokens_for_bytes
+from mcp_gateway.rich_content import (
+    CONTENT,
+    STRUCTURED,
+    ContentLimits,
+    ContentRefused,
+    is_explicit_content,
+    map_content,
+)
+from mcp_gateway.token_estimate import compact_json, json_bytes, tokens_for_bytes
 
 
 def _text(text: str) -> list[types.TextContent]:
@@ -61,6 +71,41 @@ def _cut_result(
     return types.CallToolResult(content=content, structured_content=cut.structured)
 
 
+def content_result(
+    body: dict,
+    output_validator: SchemaValidator | None = None,
+    budget: OutputBudget | None = None,
+    link_url: Callable[[str], str] | None = None,
+) -> types.CallToolResult:
+    """A handler's explicit ``{"content": [...]}`` (see ``rich_content``), checked item by item.
+
+    Explicit content is never cut: over ``budget`` it is an error naming its size.
+    """
+    structured = body.get(STRUCTURED)
+    if structured is not None and not isinstance(structured, dict):
+        return error_result(str(ContentRefused(STRUCTURED, "must be an object")))
+    if output_validator is not None:
+        if structured is None:
+            return error_result(
+                str(ContentRefused(STRUCTURED, "the tool declares an outputSchema: return it too"))
+            )
+        problems = argument_problems(output_validator, structured)
+        if problems:
+            return error_result("The tool's result does not match its outputSchema:\n" + "\n".join(problems))
+    try:
+        mapped = map_content(body[CONTENT], link_url or _no_links, ContentLimits.from_settings())
+    except (ContentRefused, NoLinkOrigin) as err:
+        return error_result(str(err))
+    size = mapped.readable_bytes + (json_bytes(structured) if structured is not None else 0)
+    if budget is not None and size > budget.max_bytes:
+        return error_result(str(OverBudget(tokens_for_bytes(size), budget, "explicit content is never cut")))
+    return types.CallToolResult(content=mapped.blocks, structured_content=structured)
+
+
+def _no_links(route: str) -> str:
+    raise ContentRefused("resource_link", "links to app routes are not available here")
+
+
 def _handler_message(body: Any, status: int) -> str:
     if isinstance(body, dict):
         for key in ("error", "message", "detail"):
@@ -73,8 +118,12 @@ def route_result(
     result: RouteResult,
     output_validator: SchemaValidator | None = None,
     budget: OutputBudget | None = None,
+    link_url: Callable[[str], str] | None = None,
 ) -> types.CallToolResult:
-    """Map a route's result: failures carry the error id, 4xx/5xx the handler's message."""
+    """Map a route's result: failures carry the error id, 4xx/5xx the handler's message.
+
+    ``link_url`` makes the absolute URL of a route path of the app (resource links).
+    """
     if result.failed:
         # The caller is often not who can read the failure: say who can, and where.
         return error_result(
@@ -83,4 +132,6 @@ def route_result(
         )
     if result.status >= 400:
         return error_result(_handler_message(result.body, result.status))
+    if is_explicit_content(result.body):
+        return content_result(result.body, output_validator, budget, link_url)
     return json_result(result.body, output_validator, budget)

@@ -18,6 +18,7 @@ from mcp_gateway.auth import current_request, gateway_request
 from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
 from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
+from mcp_gateway.links import remember_call_origin
 from mcp_gateway.list_pages import ListPages
 from mcp_gateway.notifications import Notifier
 
@@ -77,6 +78,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
     @internal_errors
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
         gw = gateway_request(ctx)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)
         try:
             return await in_thread(tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments)
         except ToolUnavailable as err:

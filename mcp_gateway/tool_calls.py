@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from mcp_gateway.audit import record_call
 from mcp_gateway.builtins import BUILTINS
 from mcp_gateway.catalog import CatalogEntry, catalog_for
 from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
+from mcp_gateway.links import app_route_url
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result, json_result, route_result
@@ -158,7 +160,8 @@ def _call_app_tool(
         audit["outcome"] = Outcome.TOOL_ERROR
     else:
         audit["outcome"] = Outcome.OK
-    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant))
+    links = functools.partial(app_route_url, tenant.slug, loaded.app.name)
+    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links)
     if mapped.is_error and audit["outcome"] == Outcome.OK:
         audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
     return mapped

@@ -8,7 +8,7 @@ import pytest
 from mcp_gateway.models import ToolCallAudit
 from tenants import actions
 from tests.mcp_gateway.conftest import mcp_client
-from tests.support.apps import HANDLERS, MANIFEST, _tool, cases_manifest
+from tests.support.apps import HANDLERS, _tool, cases_manifest_plus
 
 ROWS = """
 def handle(request):
@@ -17,6 +17,7 @@ def handle(request):
     rows = [{"id": i, "title": "Row number %d" % i} for i in range(1000)]
     return {"rows": rows[offset:offset + limit], "total": 1000}
 """
+PAGING = {"offset": {"type": "integer"}, "limit": {"type": "integer"}}
 ESSAY = """
 def handle(request):
     return {"essay": "word " * 2000}
@@ -25,24 +26,15 @@ def handle(request):
 
 @pytest.fixture
 def app(mcp_url, acme, deploy):
-    manifest = cases_manifest(
-        routes={
-            **MANIFEST["routes"],
+    manifest = cases_manifest_plus(
+        {
             "GET /rows": {"handler": "server/rows.py", "auth": "user"},
             "GET /essay": {"handler": "server/essay.py", "auth": "user"},
         },
-        mcp={
-            "tools": [
-                *MANIFEST["mcp"]["tools"],
-                _tool(
-                    "rows",
-                    "GET /rows",
-                    {"offset": {"type": "integer"}, "limit": {"type": "integer"}},
-                    maxOutputTokens=500,
-                ),
-                _tool("essay", "GET /essay", maxOutputTokens=500),
-            ]
-        },
+        [
+            _tool("rows", "GET /rows", PAGING, maxOutputTokens=500),
+            _tool("essay", "GET /essay", maxOutputTokens=500),
+        ],
     )
     deploy(acme, manifest, {**HANDLERS, "server/rows.py": ROWS, "server/essay.py": ESSAY})
     return acme

@@ -155,3 +155,10 @@ def cases_manifest(**changes) -> dict:
     manifest = copy.deepcopy(MANIFEST)
     manifest.update(changes)
     return manifest
+
+
+def cases_manifest_plus(routes: dict, tools: list) -> dict:
+    """The test app with more routes and tools."""
+    return cases_manifest(
+        routes={**MANIFEST["routes"], **routes}, mcp={"tools": [*MANIFEST["mcp"]["tools"], *tools]}
+    )

@@ -5,6 +5,7 @@ Inside the child this module is also registered as ``platform_sdk``, so handlers
 ``transport(op, args)`` callable; the handler never holds a database handle or a credential.
 """
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -148,6 +149,48 @@ class Request:
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.path}>"
+
+
+# MCP content a handler may return as ``{"content": [...]}`` instead of plain JSON. These build the
+# items; the platform checks them again (types, sizes, MIME types) before any reaches a client.
+# Raster formats only: an SVG can carry script.
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def text(value: str) -> dict:
+    """A text item for ``{"content": [...]}``."""
+    if not isinstance(value, str):
+        raise TypeError(f"text() takes a str, not {type(value).__name__}")
+    return {"type": "text", "text": value}
+
+
+def image(data: bytes, mime_type: str) -> dict:
+    """An image item from its bytes (sent base64-encoded); ``mime_type`` one of ``IMAGE_MIME_TYPES``."""
+    if not isinstance(data, bytes | bytearray):
+        raise TypeError(f"image() takes bytes, not {type(data).__name__}")
+    if mime_type not in IMAGE_MIME_TYPES:
+        raise ValueError(f"image() takes one of {', '.join(IMAGE_MIME_TYPES)}, not {mime_type!r}")
+    return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
+
+
+def resource_link(
+    route_path: str,
+    name: str,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+) -> dict:
+    """A link to one of this app's own routes, e.g. ``resource_link("/cases/42", "Case 42")``.
+
+    ``route_path`` is the path under the app, with an optional query; the platform makes the
+    absolute URL (``<origin>/t/<tenant>/apps/<app><route_path>``).
+    """
+    if not isinstance(route_path, str) or not route_path.startswith("/"):
+        raise ValueError(f"resource_link() takes a path starting with '/', not {route_path!r:.60}")
+    item = {"type": "resource_link", "route": route_path, "name": name}
+    optional = {"title": title, "description": description, "mimeType": mime_type}
+    return {**item, **{key: value for key, value in optional.items() if value is not None}}
 
 
 # Handlers see these classes as living in ``platform_sdk`` (tracebacks print the module name).

@@ -1,0 +1,51 @@
+"""Absolute URLs the gateway hands out: the public origin, and links to an app's own routes.
+
+The origin is ``PUBLIC_BASE_URL`` when set (production: behind TLS and a proxy the request cannot
+tell it), else the request's own, read only after the Host check. A tool call records it for the
+result mapping, which runs in a worker thread (context variables go along, see ``concurrency``).
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+from django.conf import settings
+from django.urls import reverse
+from starlette.types import Scope
+
+_call_origin: ContextVar[str | None] = ContextVar("lcp_call_origin", default=None)
+
+
+class NoLinkOrigin(Exception):
+    """No origin to build an absolute link with: outside a request and PUBLIC_BASE_URL unset."""
+
+    def __init__(self) -> None:
+        super().__init__("links to app routes need PUBLIC_BASE_URL outside an MCP request")
+
+
+def public_base_url(scope: Scope) -> str:
+    """The origin clients reach this server at, for URLs in answers: PUBLIC_BASE_URL when set (as
+    ``oauth.origin`` uses it), else from the request; only after the Host check."""
+    if settings.PUBLIC_BASE_URL:
+        return settings.PUBLIC_BASE_URL
+    host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "localhost")
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def remember_call_origin(scope: Scope | None) -> None:
+    """Record the origin of the request a tool call serves (in the call's own context)."""
+    _call_origin.set(public_base_url(scope) if scope is not None else None)
+
+
+def app_route_url(tenant_slug: str, app_name: str, route_path: str) -> str:
+    """The absolute URL of ``route_path`` (``/cases/42?tab=notes``) under the app's front-end path.
+
+    Raises:
+        NoLinkOrigin: outside a request, with PUBLIC_BASE_URL unset.
+    """
+    origin = _call_origin.get() or settings.PUBLIC_BASE_URL
+    if not origin:
+        raise NoLinkOrigin()
+    path, _, query = route_path[1:].partition("?")
+    url = reverse("app-route", kwargs={"tenant_slug": tenant_slug, "app_name": app_name, "route_path": path})
+    return f"{origin}{url}" + (f"?{query}" if query else "")
