@@ -21,6 +21,7 @@ from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.compatibility import compatibility_warnings, iter_tools
 from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
 from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
+from apps_runtime.manifest.output_warnings import output_warnings
 from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
 from tenants.rate_limit_rule import rate_limit_problems
@@ -62,7 +63,7 @@ def validate_manifest(manifest: Any, files: Collection[str]) -> list[Problem]:
     found = schema_problems(manifest, plain=plain)
     structural = [problem for problem in found if problem.pointer not in covered]
     problems = ordered(checker.problems + structural)
-    warnings = ordered(compatibility_warnings(manifest))
+    warnings = ordered([*compatibility_warnings(manifest), *output_warnings(manifest)])
     if problems:
         raise DeployRejected(problems, warnings=warnings)
     return warnings

@@ -25,3 +25,29 @@ def test_a_budget_in_range_deploys(tokens):
 )
 def test_a_bad_budget_is_refused_with_what_to_change(value, message):
     assert [(p.pointer, p.message) for p in problems_of(edited([(BUDGET, value)]))] == [(BUDGET, message)]
+
+
+CLOSED_LIST = {
+    "type": "object",
+    "properties": {"items": {"type": "array"}, "next_cursor": {"type": "string"}},
+    "additionalProperties": False,
+}
+
+
+def test_a_closed_output_schema_with_one_list_and_no_truncated_key_is_warned():
+    warnings = validate_manifest(edited([("/mcp/tools/0/outputSchema", CLOSED_LIST)]), FILES)
+    assert [(w.pointer, w.message.split(":")[0]) for w in warnings] == [
+        ("/mcp/tools/0/outputSchema", 'declare a "truncated" property ({"type"')
+    ]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {**CLOSED_LIST, "properties": {**CLOSED_LIST["properties"], "truncated": {"type": "object"}}},
+        {**CLOSED_LIST, "additionalProperties": True},
+        {**CLOSED_LIST, "properties": {"count": {"type": "integer"}}},
+    ],
+)
+def test_schemas_that_allow_the_cut_or_have_nothing_to_cut_are_not_warned(schema):
+    assert validate_manifest(edited([("/mcp/tools/0/outputSchema", schema)]), FILES) == []
