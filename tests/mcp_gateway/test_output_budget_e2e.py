@@ -40,17 +40,21 @@ def app(mcp_url, acme, deploy):
     return acme
 
 
-def call(url: str, raw: str, steps: list[tuple[str, dict]]) -> list:
+ERAS = ["legacy", "2026-07-28"]  # the initialize handshake, and the handshake-free protocol
+
+
+def call(url: str, raw: str, steps: list[tuple[str, dict]], mode: str = "legacy") -> list:
     async def main():
-        async with mcp_client(url, raw) as client:
+        async with mcp_client(url, raw, mode=mode) as client:
             return [await client.call_tool(name, arguments) for name, arguments in steps]
 
     return anyio.run(main)
 
 
-def test_a_long_list_comes_back_cut_with_its_counts_and_how_to_get_the_rest(app, mcp_url, make_token):
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_long_list_comes_back_cut_with_its_counts_and_how_to_get_the_rest(app, mcp_url, make_token, mode):
     raw = make_token(app, "member")[1]
-    (first,) = call(mcp_url(), raw, [("acme_cases_rows", {})])
+    (first,) = call(mcp_url(), raw, [("acme_cases_rows", {})], mode)
     assert first.is_error is False
     kept = first.structured_content
     n = kept["truncated"]["returned"]
@@ -60,14 +64,17 @@ def test_a_long_list_comes_back_cut_with_its_counts_and_how_to_get_the_rest(app,
     assert f'returned {n} of 1000 items of "rows"' in note
     assert f"`offset` increased by {n} and `limit` at most {n}" in note
     # Following the note gets the next items, and it fits.
-    (second,) = call(mcp_url(), raw, [("acme_cases_rows", {"offset": n, "limit": n})])
+    (second,) = call(mcp_url(), raw, [("acme_cases_rows", {"offset": n, "limit": n})], mode)
     assert "truncated" not in second.structured_content
     assert [row["id"] for row in second.structured_content["rows"]] == list(range(n, 2 * n))
     assert ToolCallAudit.objects.for_tenant(app).filter(outcome="ok").count() == 2
 
 
-def test_a_long_result_that_is_not_a_list_is_an_error_with_its_size_and_the_budget(app, mcp_url, make_token):
-    (result,) = call(mcp_url(), make_token(app, "member")[1], [("acme_cases_essay", {})])
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_long_result_that_is_not_a_list_is_an_error_with_its_size_and_the_budget(
+    app, mcp_url, make_token, mode
+):
+    (result,) = call(mcp_url(), make_token(app, "member")[1], [("acme_cases_essay", {})], mode)
     assert result.is_error is True and result.structured_content is None
     # {"essay":"word word ..."}: 10,012 bytes of JSON, so 2,503 tokens.
     assert "about 2,503 tokens, over this tool's output budget of 500 tokens" in result.content[0].text

@@ -47,17 +47,18 @@ def app(mcp_url, acme, deploy):
     return acme
 
 
-def call(url: str, raw: str, name: str):
+def call(url: str, raw: str, name: str, mode: str = "legacy"):
     async def main():
-        async with mcp_client(url, raw) as client:
+        async with mcp_client(url, raw, mode=mode) as client:
             return await client.call_tool(name, {})
 
     return anyio.run(main)
 
 
-def test_an_image_and_a_link_to_the_apps_own_route_arrive(app, live_url, mcp_url, make_token):
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_an_image_and_a_link_to_the_apps_own_route_arrive(app, live_url, mcp_url, make_token, mode):
     raw = make_token(app, "member")[1]
-    result = call(mcp_url(), raw, "acme_cases_chart")
+    result = call(mcp_url(), raw, "acme_cases_chart", mode)
     assert result.is_error is False
     text, image, link = result.content
     assert isinstance(text, types.TextContent) and text.text == "Open cases by week."
