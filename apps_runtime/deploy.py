@@ -80,6 +80,7 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "outputSchema": tool.get("outputSchema"),
         "annotations": tool.get("annotations") or {},
         "maxOutputTokens": tool.get("maxOutputTokens"),
+        "task": tool.get("task"),
         "route": tool["route"],
         "routeAuth": route_spec["auth"],
         "access": defaults.app_access(manifest),

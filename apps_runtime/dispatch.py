@@ -127,14 +127,15 @@ def may_use_route(access: AuthExpr, route_auth: AuthExpr, caller: Caller) -> boo
     return access.allows(caller) and route_auth.allows(caller)
 
 
-def effective_timeout_ms(route: Route) -> int:
+def effective_timeout_ms(route: Route, cap_ms: int | None = None) -> int:
+    """The route's time limit, capped by ``cap_ms`` (a task's run) or else SANDBOX_MAX_TIMEOUT_MS."""
     wanted = route.timeout_ms or settings.SANDBOX_DEFAULT_TIMEOUT_MS
-    return max(settings.SANDBOX_MIN_TIMEOUT_MS, min(wanted, settings.SANDBOX_MAX_TIMEOUT_MS))
+    return max(settings.SANDBOX_MIN_TIMEOUT_MS, min(wanted, cap_ms or settings.SANDBOX_MAX_TIMEOUT_MS))
 
 
-def sandbox_limits(route: Route) -> SandboxLimits:
+def sandbox_limits(route: Route, timeout_cap_ms: int | None = None) -> SandboxLimits:
     return SandboxLimits(
-        timeout_ms=effective_timeout_ms(route),
+        timeout_ms=effective_timeout_ms(route, timeout_cap_ms),
         memory_mb=settings.SANDBOX_MEMORY_MB,
         max_request_bytes=settings.SANDBOX_MAX_REQUEST_BYTES,
         max_response_bytes=settings.SANDBOX_MAX_RESPONSE_BYTES,
@@ -153,8 +154,12 @@ def run_route(
     params: dict | None = None,
     tool: dict | None = None,
     internal: bool = False,
+    timeout_cap_ms: int | None = None,
 ) -> RouteResult:
     """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
+
+    ``timeout_cap_ms`` lets a run that nobody waits on synchronously (an MCP task) have a longer
+    time limit than SANDBOX_MAX_TIMEOUT_MS, up to the route's own ``timeoutMs``.
 
     Raises:
         RouteNotFound, AuthenticationRequired, PermissionDenied: the caller may not run it.
@@ -177,7 +182,7 @@ def run_route(
         bundle_dir=str(bundle_dir(loaded.version)),
         handler=route.handler,
         request=request,
-        limits=sandbox_limits(route),
+        limits=sandbox_limits(route, timeout_cap_ms),
         tenant_key=str(loaded.app.tenant_id),
     )
     enqueued: list[str] = []

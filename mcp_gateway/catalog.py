@@ -38,6 +38,7 @@ class CatalogEntry:
     route_auth: AuthExpr | None = None
     max_output_tokens: int | None = None  # the manifest's maxOutputTokens; None: the tenant's default
     rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
+    task_support: str | None = None  # "optional" or "required" (the manifest's "task"), else None
 
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
@@ -119,8 +120,10 @@ def _app_entry(row: Tool) -> CatalogEntry:
             input_schema=d["inputSchema"],
             output_schema=output,
             annotations=_annotations(annotations),
+            execution=types.ToolExecution(task_support=d["task"]) if d.get("task") else None,
         ),
         read_only=annotations.get("readOnlyHint") is True,
+        task_support=d.get("task"),
         app_name=row.app.name,
         route_key=row.route_key,
         access=parse_auth(d["access"]),

@@ -23,7 +23,10 @@ LITERAL_SEGMENT_PATTERN = r"^[A-Za-z0-9._~-]+$"
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 TOOL_ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 TIMEOUT_MS_MIN = 100
-TIMEOUT_MS_MAX = 30_000
+TIMEOUT_MS_MAX = 30_000  # a route's limit, unless only task tools use it (``long_runs.py``)
+# The absolute limit of a task tool's route; TASK_MAX_TIMEOUT_MS (a setting, at most this) is the real one.
+TASK_TIMEOUT_MS_CEILING = 60 * 60 * 1000
+TASK_SUPPORT = ("optional", "required")
 TOOL_DESCRIPTION_MAX = 2000
 # A tool's output budget in estimated tokens: the range of the tenant setting that defaults it.
 MAX_OUTPUT_TOKENS_MIN = setting_spec("maxOutputTokens").minimum
@@ -145,8 +148,11 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                 "timeoutMs": {
                     "type": "integer",
                     "minimum": TIMEOUT_MS_MIN,
-                    "maximum": TIMEOUT_MS_MAX,
-                    "description": "Time limit for one call of the handler, in milliseconds.",
+                    "maximum": TASK_TIMEOUT_MS_CEILING,
+                    "description": (
+                        f"Time limit for one call of the handler, in milliseconds: at most {TIMEOUT_MS_MAX}, "
+                        "or up to the TASK_MAX_TIMEOUT_MS setting for a route only task tools use."
+                    ),
                 },
                 "description": {"type": "string"},
             },
@@ -207,6 +213,14 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                         "Most tokens (estimated: UTF-8 bytes of the result's compact JSON / 4) a result "
                         "may take; default: the tenant setting maxOutputTokens. A longer list is cut at "
                         "an item boundary and marked truncated; anything else longer is an error."
+                    ),
+                },
+                "task": {
+                    "enum": list(TASK_SUPPORT),
+                    "description": (
+                        "Run as an MCP task: answered at once with a task the client polls, the route "
+                        "running in the background. optional: clients without tasks get the result "
+                        "directly; required: only as a task."
                     ),
                 },
                 "annotations": {

@@ -21,6 +21,7 @@ from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.compatibility import compatibility_warnings, iter_tools
 from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
 from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
+from apps_runtime.manifest.long_runs import long_run_problems
 from apps_runtime.manifest.output_warnings import output_warnings
 from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
@@ -93,6 +94,7 @@ class _Checker:
         self.check_routes()
         self.check_tools()
         self.check_jobs()
+        self.problems += long_run_problems(manifest)
 
     def check_auth(self, value: Any, ptr: str, what: str) -> AuthExpr | None:
         if not isinstance(value, str):

@@ -426,7 +426,7 @@ def test_messages_say_what_to_change():
         "tool name 'Find-Case' must match ^[a-z0-9_]{1,40}$: use lowercase letters, digits and underscores"
     )
     assert "did you mean 'handler'?" in messages[f"{ROUTE}/hanlder"]
-    assert messages[f"{GET_ROUTE}/timeoutMs"] == "5 is out of range: use a value from 100 to 30000"
+    assert messages[f"{GET_ROUTE}/timeoutMs"] == "5 is out of range: use a value from 100 to 3600000"
     assert "write 'GET'" in messages["/routes/get ~1x"]
     assert "internal" in messages[f"{TOOL}/route"]
     assert "add 'case_id'" in messages[f"{GET_TOOL}/inputSchema/required"]
