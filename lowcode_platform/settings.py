@@ -224,6 +224,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JOBS_DISPATCH_EVERY_SECONDS or 60.0,
         "options": {"expires": 240},
     },
+    # MCP tasks: resend forgotten ones, fail lost ones, purge those past their TTL.
+    "sweep-tool-tasks": {
+        "task": "mcp_gateway.sweep_tool_tasks",
+        "schedule": JOBS_DISPATCH_EVERY_SECONDS or 60.0,
+        "options": {"expires": 240},
+    },
 }
 # App jobs: attempts per run (retried when the handler answers 503 or times out), exponential
 # backoff between attempts, grace past a route's time limit before a running attempt counts as lost,
@@ -322,6 +328,26 @@ MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
 MCP_CONTENT_MAX_ITEMS = _env_int("MCP_CONTENT_MAX_ITEMS", 20)
 MCP_CONTENT_MAX_ITEM_BYTES = _env_int("MCP_CONTENT_MAX_ITEM_BYTES", 1024 * 1024)
 MCP_CONTENT_MAX_BYTES = _env_int("MCP_CONTENT_MAX_BYTES", 2 * 1024 * 1024)
+
+# MCP tasks (tools with "task" in the manifest): a task's route may take up to TASK_MAX_TIMEOUT_MS
+# (routes of other tools stop at SANDBOX_MAX_TIMEOUT_MS); a finished task is kept for the TTL the
+# client asks, at most TASK_MAX_TTL_MS (TASK_DEFAULT_TTL_MS when it asks none); a caller may have
+# TASK_MAX_ACTIVE_PER_CALLER unfinished tasks and a tenant TASK_MAX_ACTIVE_PER_TENANT; tasks/result
+# waits at most TASK_RESULT_WAIT_SECONDS for the end; a stored result is at most TASK_MAX_RESULT_BYTES.
+# Without a broker, TASK_IN_PROCESS_WORKERS threads of the server run them. A task queued for
+# TASK_RESEND_SECONDS without starting is sent again; one running past its time limit plus
+# TASK_RUN_GRACE_SECONDS was lost with its worker and fails.
+TASK_MAX_TIMEOUT_MS = _env_int("TASK_MAX_TIMEOUT_MS", 15 * 60 * 1000)
+TASK_DEFAULT_TTL_MS = _env_int("TASK_DEFAULT_TTL_MS", 60 * 60 * 1000)
+TASK_MAX_TTL_MS = _env_int("TASK_MAX_TTL_MS", 24 * 60 * 60 * 1000)
+TASK_POLL_INTERVAL_MS = _env_int("TASK_POLL_INTERVAL_MS", 1000)
+TASK_MAX_ACTIVE_PER_CALLER = _env_int("TASK_MAX_ACTIVE_PER_CALLER", 10)
+TASK_MAX_ACTIVE_PER_TENANT = _env_int("TASK_MAX_ACTIVE_PER_TENANT", 200)
+TASK_RESULT_WAIT_SECONDS = _env_float("TASK_RESULT_WAIT_SECONDS", 30.0)
+TASK_MAX_RESULT_BYTES = _env_int("TASK_MAX_RESULT_BYTES", 1024 * 1024)
+TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
+TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
+TASK_RUN_GRACE_SECONDS = _env_int("TASK_RUN_GRACE_SECONDS", 30)
 
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
 # django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, register
 
+from apps_runtime.manifest.schema import TASK_TIMEOUT_MS_CEILING
 from lowcode_platform.checks import Bound, bound_errors
 
 BOUNDS = {
@@ -21,6 +22,17 @@ BOUNDS = {
     "MCP_CONTENT_MAX_ITEMS": Bound(int, 1),
     "MCP_CONTENT_MAX_ITEM_BYTES": Bound(int, 1),
     "MCP_CONTENT_MAX_BYTES": Bound(int, 1),
+    "TASK_MAX_TIMEOUT_MS": Bound(int, 100, TASK_TIMEOUT_MS_CEILING),
+    "TASK_DEFAULT_TTL_MS": Bound(int, 1000),
+    "TASK_MAX_TTL_MS": Bound(int, 1000),
+    "TASK_POLL_INTERVAL_MS": Bound(int, 100),
+    "TASK_MAX_ACTIVE_PER_CALLER": Bound(int, 1),
+    "TASK_MAX_ACTIVE_PER_TENANT": Bound(int, 1),
+    "TASK_RESULT_WAIT_SECONDS": Bound(float, 0),
+    "TASK_MAX_RESULT_BYTES": Bound(int, 1024),
+    "TASK_IN_PROCESS_WORKERS": Bound(int, 1),
+    "TASK_RESEND_SECONDS": Bound(int, 0),
+    "TASK_RUN_GRACE_SECONDS": Bound(int, 0),
 }
 
 

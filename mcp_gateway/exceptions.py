@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND
+
 
 class ToolUnavailable(Exception):
     """An unknown tool, one the caller may not see, or app tools switched off (JSON-RPC -32602)."""
+
+    code = INVALID_PARAMS
 
     def __init__(self, name: str, message: str | None = None):
         self.name = name
@@ -36,3 +40,41 @@ class GatewayRefused(Exception):
         self.status = status
         self.message = message
         super().__init__(message)
+
+
+class TaskModeRefused(ToolUnavailable):
+    """A task tool called the way its ``task`` option forbids (JSON-RPC -32601, as the spec asks).
+
+    ``required`` without task augmentation, or task augmentation of a tool without ``task``.
+    """
+
+    code = METHOD_NOT_FOUND
+
+
+class TaskNotFound(Exception):
+    """No task of this caller has this id: unknown, expired, or another caller's (JSON-RPC -32602)."""
+
+    def __init__(self, task_id: str):
+        self.task_id = task_id
+        super().__init__(f"Task not found: {task_id}"[:200])
+
+
+class TaskFinished(Exception):
+    """A cancel of a task that has already ended (JSON-RPC -32602)."""
+
+    def __init__(self, task_id: str, status: str):
+        self.task_id = task_id
+        self.status = status
+        super().__init__(f"Task {task_id} is already {status}: it cannot be cancelled")
+
+
+class TaskLimitReached(Exception):
+    """Too many unfinished tasks for the caller or the tenant: no task was created."""
+
+    def __init__(self, scope: str, limit: int):
+        self.scope = scope
+        self.limit = limit
+        super().__init__(
+            f"Too many unfinished tasks ({limit} per {scope}): wait for some to finish, or cancel some, "
+            "and call again"
+        )

@@ -43,7 +43,7 @@ class ListPages:
         gw = gateway_request(ctx)
         key = _page_key(ctx, gw)
         catalog = cached_catalog(gw.tenant)
-        if key is not None and catalog is not None and key in catalog.pages and _may_answer(ctx):
+        if key is not None and catalog is not None and key in catalog.pages and sdk_would_serve(ctx, METHOD):
             await self._notifier.watch(ctx, gw)
             return catalog.pages[key]
         result = await call_next(ctx)
@@ -62,12 +62,15 @@ def _page_key(ctx: ServerRequestContext, gw: GatewayRequest) -> tuple | None:
     return (view, cursor, ctx.protocol_version, settings.MCP_PAGE_SIZE)
 
 
-def _may_answer(ctx: ServerRequestContext) -> bool:
-    """What the SDK checks before a handler runs: the handshake is done and the params are well formed."""
+def sdk_would_serve(ctx: ServerRequestContext, method: str) -> bool:
+    """What the SDK checks before a handler runs: the handshake is done and the params are well formed.
+
+    A middleware that answers a spec method itself asks this first.
+    """
     if not _handshake_done(ctx):
         return False
     try:
-        validate_client_request(METHOD, ctx.protocol_version, ctx.params)
+        validate_client_request(method, ctx.protocol_version, ctx.params)
     except (ValidationError, KeyError, ValueError):
         return False  # let the SDK answer it the way it answers a bad request
     return True

@@ -1,4 +1,4 @@
-"""The audit trail of MCP tool calls."""
+"""The audit trail of MCP tool calls, and MCP tasks."""
 
 from __future__ import annotations
 
@@ -58,3 +58,53 @@ class RateLimitCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.window_key} {self.count}"
+
+
+class ToolTask(TenantOwned):
+    """An MCP task: a task-augmented tools/call whose route runs in the background.
+
+    Owned by the tenant and by the credential that created it (``owner``): only that credential
+    reads, lists or cancels it. Kept until ``expires_at`` (creation plus the TTL), then purged.
+    A run is claimed by one conditional UPDATE (``started_at`` null to set), so it runs once.
+    """
+
+    class Status(models.TextChoices):
+        WORKING = "working"
+        INPUT_REQUIRED = "input_required"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    task_id = models.CharField(max_length=64, unique=True)
+    owner = models.CharField(max_length=80)  # "token:<id>", "grant:<id>" or "user:<id>"
+    caller = models.JSONField()  # the Caller at creation, without its tenant: the run acts as it
+    wire_name = models.CharField(max_length=128)
+    arguments = models.JSONField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.WORKING)
+    status_message = models.CharField(max_length=500, blank=True)
+    result = models.JSONField(null=True, blank=True)  # the CallToolResult, as on the wire
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True)  # a run still going past it was lost
+    ttl_ms = models.PositiveBigIntegerField()
+    expires_at = models.DateTimeField()
+    poll_interval_ms = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "owner", "-created_at"]),
+            models.Index(fields=["status", "started_at"]),
+            models.Index(fields=["expires_at"]),
+        ]
+        ordering = ["tenant_id", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} {self.wire_name} {self.status}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+TERMINAL_STATUSES = frozenset({ToolTask.Status.COMPLETED, ToolTask.Status.FAILED, ToolTask.Status.CANCELLED})

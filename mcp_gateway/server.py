@@ -21,22 +21,26 @@ from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
 from mcp_gateway.links import remember_call_origin
 from mcp_gateway.list_pages import ListPages
 from mcp_gateway.notifications import Notifier
+from mcp_gateway.task_methods import CAPABILITY as TASKS_CAPABILITY
+from mcp_gateway.task_methods import register_task_methods
 
 logger = logging.getLogger("mcp_gateway.server")
 Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 
 
 class GatewayServer(Server):
-    """Advertises tools.listChanged, which the SDK leaves off unless asked."""
+    """Advertises tools.listChanged, which the SDK leaves off unless asked, and tasks."""
 
     def create_initialization_options(
         self, notification_options=None, experimental_capabilities=None, extensions=None
     ):
-        return super().create_initialization_options(
+        options = super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True),
             experimental_capabilities,
             extensions,
         )
+        options.capabilities.tasks = TASKS_CAPABILITY  # tasks/* are served by task_methods.py
+        return options
 
 
 def internal_errors(handler: Handler) -> Handler:
@@ -82,7 +86,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
         try:
             return await in_thread(tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments)
         except ToolUnavailable as err:
-            raise MCPError(types.INVALID_PARAMS, str(err)) from err
+            raise MCPError(err.code, str(err)) from err
 
     def input_schema(name: str) -> dict | None:
         """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
@@ -103,4 +107,5 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )
     server.middleware.append(ListPages(notifier))
+    register_task_methods(server, internal_errors)
     return server

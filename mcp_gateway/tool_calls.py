@@ -23,6 +23,7 @@ from mcp_gateway.links import app_route_url
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result, json_result, route_result
+from mcp_gateway.task_modes import refuse_synchronous_call
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -79,9 +80,12 @@ def resolve_tool(tenant: Tenant, caller: Caller, name: str) -> CatalogEntry:
 
 
 def call_tool(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None
+    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None, *, as_task: bool = False
 ) -> types.CallToolResult:
     """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
+
+    ``as_task``: this is the background run of an MCP task (``task_runs.py``), which may take up to
+    TASK_MAX_TIMEOUT_MS; otherwise a tool whose ``task`` is ``required`` is refused.
 
     Raises:
         ToolUnavailable: see ``resolve_tool``.
@@ -92,7 +96,7 @@ def call_tool(
     # Filled in as the call goes, so a call that raises half-way is still audited with what was known.
     audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
     try:
-        return _call(tenant, caller, name, arguments, audit)
+        return _call(tenant, caller, name, arguments, audit, as_task=as_task)
     except ToolUnavailable:
         audit["outcome"] = Outcome.DENIED
         raise
@@ -105,8 +109,12 @@ def call_tool(
         record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
 
 
-def _call(tenant: Tenant, caller: Caller, name: str, arguments: dict, audit: dict) -> types.CallToolResult:
+def _call(
+    tenant: Tenant, caller: Caller, name: str, arguments: dict, audit: dict, *, as_task: bool = False
+) -> types.CallToolResult:
     entry = resolve_tool(tenant, caller, name)
+    if not as_task:
+        refuse_synchronous_call(entry)
     problems = argument_problems(entry.validator, arguments)
     if problems:
         audit["outcome"] = Outcome.INVALID_ARGUMENTS
@@ -117,7 +125,7 @@ def _call(tenant: Tenant, caller: Caller, name: str, arguments: dict, audit: dic
         return refused
     if entry.builtin is not None:
         return _call_builtin(tenant, caller, entry, arguments, audit)
-    return _call_app_tool(tenant, caller, entry, arguments, audit)
+    return _call_app_tool(tenant, caller, entry, arguments, audit, as_task=as_task)
 
 
 def _call_builtin(
@@ -134,7 +142,13 @@ def _call_builtin(
 
 
 def _call_app_tool(
-    tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict, audit: dict
+    tenant: Tenant,
+    caller: Caller,
+    entry: CatalogEntry,
+    arguments: dict,
+    audit: dict,
+    *,
+    as_task: bool = False,
 ) -> types.CallToolResult:
     audit["app_name"] = entry.app_name or ""
     try:
@@ -149,6 +163,7 @@ def _call_app_tool(
             query={k: v for k, v in arguments.items() if isinstance(v, str | int | float | bool)},
             params={p: str(arguments[p]) for p in route.params},
             tool={"name": entry.wire_name, "arguments": arguments},
+            timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).

@@ -1,0 +1,159 @@
+"""The MCP task methods for one caller: the synchronous core ``task_methods.py`` calls into.
+
+A task-augmented ``tools/call`` is checked like any call (the tool is the caller's, it supports
+tasks, the arguments pass ``inputSchema``), then answered at once with the task; its audit row says
+``task_created``, and the run writes a row of its own when it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import mcp.types as types
+from django.utils import timezone
+
+from apps_runtime.sandbox.error_ids import new_error_id
+from mcp_gateway import task_store
+from mcp_gateway.arguments import argument_problems
+from mcp_gateway.audit import record_call
+from mcp_gateway.exceptions import InternalError, TaskLimitReached, ToolUnavailable
+from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.results import error_result, invalid_arguments_result
+from mcp_gateway.task_modes import refuse_task_call
+from mcp_gateway.task_queue import send_on_commit
+from mcp_gateway.tool_calls import resolve_tool
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+logger = logging.getLogger("mcp_gateway.task_calls")
+Outcome = ToolCallAudit.Outcome
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+LIST_PAGE_SIZE = 50
+
+
+def _wire(model: types.Result) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def task_model(task: ToolTask) -> types.Task:
+    return types.Task(
+        task_id=task.task_id,
+        status=task.status,
+        status_message=task.status_message or None,
+        created_at=task.created_at.isoformat(),
+        last_updated_at=task.updated_at.isoformat(),
+        ttl=task.ttl_ms,
+        poll_interval=task.poll_interval_ms,
+    )
+
+
+def created_result(task: ToolTask) -> dict[str, Any]:
+    """``CreateTaskResult``, plus a text ``content`` block naming the task.
+
+    The extra member is allowed by the schema (results are open), and clients that check every
+    ``tools/call`` result against ``CallToolResult`` (the SDK 2.3 client does) then accept it.
+    """
+    wire = _wire(types.CreateTaskResult(task=task_model(task)))
+    text = f"Started task {task.task_id}: poll tasks/get, then read the result with tasks/result."
+    wire["content"] = [{"type": "text", "text": text}]
+    return wire
+
+
+def create_task(
+    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None, ttl_ms: int | None
+) -> dict[str, Any]:
+    """Answer a task-augmented ``tools/call``: the task, or a tool error; audited either way.
+
+    Raises:
+        ToolUnavailable: unknown or hidden tool (``TaskModeRefused``: a tool without ``task``).
+        InternalError: the platform failed; logged under the error id.
+    """
+    arguments = arguments or {}
+    started = time.perf_counter()
+    audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
+    try:
+        return _create(tenant, caller, name, arguments, ttl_ms, audit)
+    except ToolUnavailable:
+        audit["outcome"] = Outcome.DENIED
+        raise
+    except Exception as err:  # the top of one call: the caller gets an error id, never the exception
+        error_id = new_error_id()
+        logger.exception("Task creation failed: error_id=%s tenant=%s tool=%s", error_id, tenant.slug, name)
+        audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
+        raise InternalError(error_id) from err
+    finally:
+        record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
+
+
+def _create(
+    tenant: Tenant, caller: Caller, name: str, arguments: dict, ttl_ms: int | None, audit: dict
+) -> dict[str, Any]:
+    entry = resolve_tool(tenant, caller, name)
+    refuse_task_call(entry)
+    audit["app_name"] = entry.app_name or ""
+    problems = argument_problems(entry.validator, arguments)
+    if problems:
+        audit["outcome"] = Outcome.INVALID_ARGUMENTS
+        return _wire(invalid_arguments_result(problems))
+    try:
+        task = task_store.create(tenant, caller, name, arguments, ttl_ms)
+    except TaskLimitReached as err:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return _wire(error_result(str(err)))
+    audit["outcome"] = Outcome.TASK_CREATED
+    send_on_commit([task.task_id])
+    return created_result(task)
+
+
+def get_task(tenant: Tenant, caller: Caller, task_id: str) -> types.GetTaskResult:
+    """The caller's task; a queued one whose run was forgotten (its server died) is sent again.
+
+    Raises:
+        TaskNotFound: unknown, expired or another caller's.
+    """
+    task = task_store.owned(tenant, caller, task_id)
+    _revive(task)
+    return types.GetTaskResult(**task_model(task).model_dump())
+
+
+def _revive(task: ToolTask) -> None:
+    if task_store.forgotten(task):
+        logger.info("Task %s was queued and never started: sending its run again", task.task_id)
+        task_store.mark_resent([task.task_id], timezone.now())
+        send_on_commit([task.task_id])
+
+
+def list_tasks(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListTasksResult:
+    """One page of the caller's own tasks, newest first.
+
+    Raises:
+        InvalidTaskCursor: a cursor this server did not issue.
+    """
+    tasks, next_cursor = task_store.page(tenant, caller, cursor, LIST_PAGE_SIZE)
+    return types.ListTasksResult(tasks=[task_model(task) for task in tasks], next_cursor=next_cursor)
+
+
+def cancel_task(tenant: Tenant, caller: Caller, task_id: str) -> types.CancelTaskResult:
+    """Raises: TaskNotFound, TaskFinished (see ``task_store.cancel``)."""
+    task = task_store.cancel(tenant, caller, task_id)
+    return types.CancelTaskResult(**task_model(task).model_dump())
+
+
+CANCELLED_RESULT = "The task was cancelled before it finished: it has no result"
+
+
+def task_payload(tenant: Tenant, caller: Caller, task_id: str) -> dict[str, Any] | None:
+    """The ``tools/call`` result of the caller's ended task, or None while it is working.
+
+    Raises:
+        TaskNotFound: unknown, expired or another caller's.
+    """
+    task = task_store.owned(tenant, caller, task_id)
+    if not task.finished:
+        _revive(task)
+        return None
+    payload = dict(task.result) if task.result else _wire(error_result(CANCELLED_RESULT))
+    payload["_meta"] = {**(payload.get("_meta") or {}), RELATED_TASK: {"taskId": task.task_id}}
+    return payload

@@ -1,0 +1,69 @@
+"""One run of an MCP task: the deferred tools/call, as its caller, its result kept on the task.
+
+The run goes through ``tool_calls.call_tool`` like any call (the same checks, result mapping and
+one audit row with the real outcome), with the longer time limit of a task. Permission is checked
+again when the run starts, with the roles the caller held when the task was created.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import mcp.types as types
+from django.conf import settings
+
+from apps_runtime.dispatch import effective_timeout_ms, load_app
+from apps_runtime.exceptions import RuntimeDomainError
+from mcp_gateway import task_store, tool_calls
+from mcp_gateway.exceptions import InternalError, ToolUnavailable
+from mcp_gateway.models import ToolTask
+from mcp_gateway.results import error_result
+
+logger = logging.getLogger("mcp_gateway.task_runs")
+
+
+def execute_task(task_id: str) -> ToolTask | None:
+    """Run a queued task once; a task already started, ended or purged is left alone."""
+    task = ToolTask.all_tenants.select_related("tenant").filter(task_id=task_id).first()
+    if task is None or task.finished or task.started_at is not None:
+        return task
+    caller = task_store.caller_from_snapshot(task.tenant_id, task.caller)
+    if not task_store.claim(task, _timeout_ms(task)):
+        logger.info("Task %s was started, cancelled or purged by someone else", task_id)
+        return task
+    result = _run(task, caller)
+    wire = _bounded(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+    if not task_store.finish(task, wire, failed=bool(wire.get("isError"))):
+        logger.info("Task %s ended after it was cancelled or declared lost: its result is dropped", task_id)
+    return task
+
+
+def _timeout_ms(task: ToolTask) -> int:
+    """The run's time limit, for the task's deadline (the route's own, capped for tasks)."""
+    try:
+        entry = tool_calls.catalog_for(task.tenant).by_name.get(task.wire_name)
+        if entry is None or entry.app_name is None:
+            return settings.SANDBOX_MAX_TIMEOUT_MS
+        route = load_app(task.tenant, entry.app_name).compiled.routes.by_key[entry.route_key]
+    except (RuntimeDomainError, KeyError):
+        return settings.SANDBOX_MAX_TIMEOUT_MS  # the run itself reports what is gone
+    return effective_timeout_ms(route, settings.TASK_MAX_TIMEOUT_MS)
+
+
+def _run(task: ToolTask, caller) -> types.CallToolResult:
+    try:
+        return tool_calls.call_tool(task.tenant, caller, task.wire_name, task.arguments, as_task=True)
+    except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied
+        return error_result(str(err))
+    except InternalError as err:  # logged and audited under its error id
+        return error_result(str(err))
+
+
+def _bounded(wire: dict) -> dict:
+    size = len(json.dumps(wire, ensure_ascii=False).encode())
+    limit = settings.TASK_MAX_RESULT_BYTES
+    if size <= limit:
+        return wire
+    message = f"The tool's result is {size} bytes, over the {limit} bytes a task keeps"
+    return error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -1,0 +1,43 @@
+"""Celery tasks of the gateway: the run of an MCP task, and the upkeep of MCP tasks."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from mcp_gateway import task_queue, task_store
+from mcp_gateway.audit import record_call
+from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.task_runs import execute_task
+
+logger = logging.getLogger("mcp_gateway.tasks")
+
+
+@shared_task(name=task_queue.RUN_TASK, ignore_result=True)
+def run_tool_task(task_id: str) -> None:
+    """Run a queued MCP task (a no-op for one already started, ended or purged)."""
+    execute_task(task_id)
+
+
+@shared_task(name="mcp_gateway.sweep_tool_tasks", ignore_result=True)
+def sweep_tool_tasks() -> dict:
+    """Beat's entry, every minute: see ``task_store.sweep``."""
+    return sweep()
+
+
+def sweep() -> dict:
+    """Send forgotten runs again, fail and audit lost ones, purge expired tasks."""
+    swept = task_store.sweep()
+    for task in swept.lost:
+        logger.warning("Task %s: its run was lost with its process", task.task_id)
+        caller = task_store.caller_from_snapshot(task.tenant_id, task.caller)
+        record_call(
+            caller,
+            task.wire_name,
+            task.arguments,
+            outcome=ToolCallAudit.Outcome.PLATFORM_ERROR,
+            duration_ms=0,
+        )
+    task_queue.send_on_commit(swept.resend)
+    return {"resent": len(swept.resend), "lost": len(swept.lost), "purged": swept.purged}

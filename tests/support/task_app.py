@@ -1,0 +1,64 @@
+"""A test app of task tools: a slow report (task required), a quick one (optional), a plain one."""
+
+from __future__ import annotations
+
+import copy
+
+TASK_FILES = {
+    "server/slow.py": """
+import time
+
+def handle(request):
+    if request.body["label"] == "fail":
+        return {"error": "asked to fail"}, 422
+    time.sleep(request.body["seconds"])
+    return {"label": request.body["label"], "slept": request.body["seconds"]}
+""",
+    "server/quick.py": """
+def handle(request):
+    return {"quick": True}
+""",
+}
+
+
+def _tool(name: str, route: str, properties: dict | None = None, **extra) -> dict:
+    return {
+        "name": name,
+        "description": f"Test tool {name}, which calls {route}.",
+        "route": route,
+        "inputSchema": {
+            "type": "object",
+            "properties": properties or {},
+            "required": list(properties or {}),
+            "additionalProperties": False,
+        },
+        "annotations": {"readOnlyHint": True, "destructiveHint": False},
+        **extra,
+    }
+
+
+MANIFEST = {
+    "name": "reports",
+    "access": "user",
+    "routes": {
+        "POST /reports": {"handler": "server/slow.py", "auth": "user", "timeoutMs": 60_000},
+        "GET /quick": {"handler": "server/quick.py", "auth": "user"},
+        "GET /plain": {"handler": "server/quick.py", "auth": "user"},
+    },
+    "mcp": {
+        "tools": [
+            _tool(
+                "slow_report",
+                "POST /reports",
+                {"seconds": {"type": "number", "minimum": 0, "maximum": 60}, "label": {"type": "string"}},
+                task="required",
+            ),
+            _tool("quick", "GET /quick", task="optional"),
+            _tool("plain", "GET /plain"),
+        ]
+    },
+}
+
+
+def task_manifest() -> dict:
+    return copy.deepcopy(MANIFEST)
