@@ -20,6 +20,7 @@ from mcp_gateway.arguments import argument_problems
 from mcp_gateway.audit import record_call
 from mcp_gateway.exceptions import InternalError, TaskLimitReached, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result
 from mcp_gateway.task_modes import refuse_task_call
 from mcp_gateway.task_queue import send_on_commit
@@ -97,6 +98,10 @@ def _create(
     if problems:
         audit["outcome"] = Outcome.INVALID_ARGUMENTS
         return _wire(invalid_arguments_result(problems))
+    refused = enforce_rate_limit(tenant, caller, entry)
+    if refused is not None:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return _wire(refused)
     try:
         task = task_store.create(tenant, caller, name, arguments, ttl_ms)
     except TaskLimitReached as err:

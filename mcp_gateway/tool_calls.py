@@ -119,7 +119,8 @@ def _call(
     if problems:
         audit["outcome"] = Outcome.INVALID_ARGUMENTS
         return invalid_arguments_result(problems)
-    refused = enforce_rate_limit(tenant, caller, entry)
+    # A task's run was counted when its tools/call created it (task_calls.py).
+    refused = None if as_task else enforce_rate_limit(tenant, caller, entry)
     if refused is not None:
         audit["outcome"] = Outcome.RATE_LIMITED
         return refused

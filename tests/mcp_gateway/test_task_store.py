@@ -74,7 +74,6 @@ def test_the_sweep_fails_a_lost_run_resends_a_forgotten_one_and_purges_expired_o
     ToolTask.all_tenants.filter(pk=lost.pk).update(deadline=past)
     ToolTask.all_tenants.filter(pk=forgotten.pk).update(updated_at=past)
     ToolTask.all_tenants.filter(pk=expired.pk).update(expires_at=past)
-    settings.CELERY_TASK_ALWAYS_EAGER = True
 
     swept = task_store.sweep()
 
