@@ -1,8 +1,9 @@
 """One run of an MCP task: the deferred tools/call, as its caller, its result kept on the task.
 
 The run goes through ``tool_calls.call_tool`` like any call (the same checks, result mapping and
-one audit row with the real outcome), with the longer time limit of a task. Permission is checked
-again when the run starts, with the roles the caller held when the task was created.
+one audit row with the real outcome), with the longer time limit of a task. It acts as its creator
+as of when it starts (``task_callers.py``): rights read afresh, nothing run once the credential is
+revoked.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from django.conf import settings
 from apps_runtime.dispatch import effective_timeout_ms, load_app
 from apps_runtime.exceptions import RuntimeDomainError
 from mcp_gateway import task_store, tool_calls
+from mcp_gateway.audit import record_call
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
-from mcp_gateway.models import ToolTask
+from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.results import error_result
+from mcp_gateway.task_callers import CREDENTIAL_GONE, caller_now
+from tenants.callers import Caller
 
 logger = logging.getLogger("mcp_gateway.task_runs")
 
@@ -28,11 +32,10 @@ def execute_task(task_id: str) -> ToolTask | None:
     task = ToolTask.all_tenants.select_related("tenant").filter(task_id=task_id).first()
     if task is None or task.finished or task.started_at is not None:
         return task
-    caller = task_store.caller_from_snapshot(task.tenant_id, task.caller)
     if not task_store.claim(task, _timeout_ms(task)):
         logger.info("Task %s was started, cancelled or purged by someone else", task_id)
         return task
-    result = _run(task, caller)
+    result = _run(task, task_store.caller_from_snapshot(task.tenant_id, task.caller))
     wire = _bounded(result.model_dump(by_alias=True, mode="json", exclude_none=True))
     if not task_store.finish(task, wire, failed=bool(wire.get("isError"))):
         logger.info("Task %s ended after it was cancelled or declared lost: its result is dropped", task_id)
@@ -51,7 +54,13 @@ def _timeout_ms(task: ToolTask) -> int:
     return effective_timeout_ms(route, settings.TASK_MAX_TIMEOUT_MS)
 
 
-def _run(task: ToolTask, caller) -> types.CallToolResult:
+def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
+    caller = caller_now(task.tenant, created_by)
+    if caller is None:
+        record_call(
+            created_by, task.wire_name, task.arguments, outcome=ToolCallAudit.Outcome.DENIED, duration_ms=0
+        )
+        return error_result(CREDENTIAL_GONE)
     try:
         return tool_calls.call_tool(task.tenant, caller, task.wire_name, task.arguments, as_task=True)
     except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied

@@ -41,7 +41,11 @@ MANIFEST = {
     "name": "reports",
     "access": "user",
     "routes": {
-        "POST /reports": {"handler": "server/slow.py", "auth": "user", "timeoutMs": 60_000},
+        "POST /reports": {
+            "handler": "server/slow.py",
+            "auth": "role:case_reader,case_writer",
+            "timeoutMs": 60_000,
+        },
         "GET /quick": {"handler": "server/quick.py", "auth": "user"},
         "GET /plain": {"handler": "server/quick.py", "auth": "user"},
     },

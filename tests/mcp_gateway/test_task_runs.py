@@ -1,0 +1,53 @@
+"""The run of an MCP task: once, as its creator with their rights at the start, nothing once revoked."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_gateway import task_store
+from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.task_callers import CREDENTIAL_GONE
+from mcp_gateway.task_runs import execute_task
+from tenants import actions
+from tenants.callers import caller_for_token
+from tests.support.task_app import TASK_FILES, task_manifest
+
+SLOW = "acme_reports_slow_report"
+ARGUMENTS = {"seconds": 0, "label": "direct"}
+
+
+@pytest.fixture
+def task(acme, deploy, make_token):
+    deploy(acme, task_manifest(), TASK_FILES)
+    token, raw = make_token(acme, "reader")
+    created = task_store.create(acme, caller_for_token(acme, raw), SLOW, ARGUMENTS, ttl_ms=None)
+    return created, token
+
+
+def test_a_run_completes_once_and_a_second_delivery_does_nothing(task):
+    created, _ = task
+    execute_task(created.task_id)
+    execute_task(created.task_id)
+    row = ToolTask.all_tenants.get(pk=created.pk)
+    assert row.status == "completed"
+    assert row.result["structuredContent"] == {"label": "direct", "slept": 0}
+    assert ToolCallAudit.all_tenants.filter(wire_name=SLOW).count() == 1
+
+
+def test_a_task_whose_token_was_revoked_before_its_run_runs_nothing(task, acme):
+    created, token = task
+    actions.revoke_token(token, acting_user=None)
+    execute_task(created.task_id)
+    row = ToolTask.all_tenants.get(pk=created.pk)
+    assert row.status == "failed"
+    assert row.result["content"][0]["text"] == CREDENTIAL_GONE
+    audit = ToolCallAudit.all_tenants.get(wire_name=SLOW)
+    assert audit.outcome == ToolCallAudit.Outcome.DENIED
+
+
+def test_a_run_acts_with_the_roles_its_creator_holds_when_it_starts(task, acme):
+    created, _ = task
+    actions.update_member(acme, "reader", roles=[], acting_user=None)
+    execute_task(created.task_id)
+    row = ToolTask.all_tenants.get(pk=created.pk)
+    assert row.status == "failed" and "Unknown tool" in row.result["content"][0]["text"]
