@@ -131,7 +131,11 @@ def route_result(
             f"{result.error_url} or on the tenant console's Errors page."
         )
     if result.status >= 400:
-        return error_result(_handler_message(result.body, result.status))
+        message = _handler_message(result.body, result.status)
+        size = len(message.encode("utf-8"))
+        if budget is not None and size > budget.max_bytes:
+            message = str(OverBudget(tokens_for_bytes(size), budget, "an error message is never cut"))
+        return error_result(message)
     if is_explicit_content(result.body):
         return content_result(result.body, output_validator, budget, link_url)
     return json_result(result.body, output_validator, budget)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import compile_schema
 from mcp_gateway.output_budget import OutputBudget
-from mcp_gateway.results import json_result
+from mcp_gateway.results import json_result, route_result
 from mcp_gateway.token_estimate import estimate_tokens, json_bytes
 
 
@@ -116,3 +117,14 @@ def test_a_cut_result_is_sent_when_the_outputSchema_declares_truncated():
     result = json_result({"items": rows(500)}, compile_schema(schema), OutputBudget(300))
     assert not result.is_error
     assert result.structured_content["truncated"]["total"] == 500
+
+
+def test_a_handler_error_message_over_the_budget_is_replaced_by_its_size():
+    result = route_result(RouteResult(400, {"error": "bad " * 1000}), budget=OutputBudget(500))
+    assert result.is_error is True
+    assert result.content[0].text == (
+        "The result is about 1,000 tokens, over this tool's output budget of 500 tokens, and an error "
+        "message is never cut. Call the tool with narrower arguments."
+    )
+    short = route_result(RouteResult(400, {"error": "bad input"}), budget=OutputBudget(500))
+    assert short.content[0].text == "bad input"
