@@ -17,13 +17,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections, router
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
+from apps_runtime.sandbox.error_ids import new_error_id
+from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
 
@@ -34,6 +40,38 @@ def arguments_hash(arguments: Any) -> str:
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     # A lone surrogate is valid JSON text a caller may send; hash it rather than fail the call.
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+logger = logging.getLogger("mcp_gateway.audit")
+Outcome = ToolCallAudit.Outcome
+
+
+@contextmanager
+def audited_call(caller: Caller, name: str, arguments: Any, *, tenant_slug: str) -> Iterator[dict[str, Any]]:
+    """One audit row for the tools/call in the block, however it ends.
+
+    The block fills in the yielded dict (``outcome``, ``app_name``...) as the call goes, so a call
+    that raises half-way is still audited with what was known.
+
+    Raises:
+        ToolUnavailable: as raised in the block (audited ``denied``).
+        InternalError: anything else raised in the block: logged under the error id, audited
+            ``platform_error``; the caller gets the id, never the exception.
+    """
+    started = time.perf_counter()
+    audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
+    try:
+        yield audit
+    except ToolUnavailable:
+        audit["outcome"] = Outcome.DENIED
+        raise
+    except Exception as err:  # the top of one call
+        error_id = new_error_id()
+        logger.exception("Tool call failed: error_id=%s tenant=%s tool=%s", error_id, tenant_slug, name)
+        audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
+        raise InternalError(error_id) from err
+    finally:
+        record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
 
 
 def record_call(

@@ -8,17 +8,15 @@ tasks, the arguments pass ``inputSchema``), then answered at once with the task;
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import mcp.types as types
 from django.utils import timezone
 
-from apps_runtime.sandbox.error_ids import new_error_id
 from mcp_gateway import task_store
 from mcp_gateway.arguments import argument_problems
-from mcp_gateway.audit import record_call
-from mcp_gateway.exceptions import InternalError, TaskLimitReached, ToolUnavailable
+from mcp_gateway.audit import audited_call
+from mcp_gateway.exceptions import TaskLimitReached
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result
@@ -72,20 +70,8 @@ def create_task(
         InternalError: the platform failed; logged under the error id.
     """
     arguments = arguments or {}
-    started = time.perf_counter()
-    audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
-    try:
+    with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
         return _create(tenant, caller, name, arguments, ttl_ms, audit)
-    except ToolUnavailable:
-        audit["outcome"] = Outcome.DENIED
-        raise
-    except Exception as err:  # the top of one call: the caller gets an error id, never the exception
-        error_id = new_error_id()
-        logger.exception("Task creation failed: error_id=%s tenant=%s tool=%s", error_id, tenant.slug, name)
-        audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
-        raise InternalError(error_id) from err
-    finally:
-        record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
 
 
 def _create(
@@ -134,7 +120,7 @@ def list_tasks(tenant: Tenant, caller: Caller, cursor: str | None) -> types.List
     """One page of the caller's own tasks, newest first.
 
     Raises:
-        InvalidTaskCursor: a cursor this server did not issue.
+        InvalidCursor: a cursor this server did not issue.
     """
     tasks, next_cursor = task_store.page(tenant, caller, cursor, LIST_PAGE_SIZE)
     return types.ListTasksResult(tasks=[task_model(task) for task in tasks], next_cursor=next_cursor)

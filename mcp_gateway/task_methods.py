@@ -28,9 +28,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway import task_calls
 from mcp_gateway.auth import gateway_request
 from mcp_gateway.concurrency import in_thread
-from mcp_gateway.exceptions import InternalError, TaskFinished, TaskNotFound, ToolUnavailable
+from mcp_gateway.exceptions import InternalError, InvalidCursor, TaskFinished, TaskNotFound, ToolUnavailable
 from mcp_gateway.list_pages import sdk_would_serve
-from mcp_gateway.task_store import InvalidTaskCursor
 
 CAPABILITY = types.ServerTasksCapability(
     list=types.TasksListCapability(),
@@ -74,7 +73,7 @@ def _mapped(fn: Callable[..., Any], *args: Any) -> Any:
     """Run a task method's core, its refusals as JSON-RPC invalid params."""
     try:
         return fn(*args)
-    except (TaskNotFound, TaskFinished, InvalidTaskCursor) as err:
+    except (TaskNotFound, TaskFinished, InvalidCursor) as err:
         raise MCPError(types.INVALID_PARAMS, str(err)) from err
 
 

@@ -11,7 +11,6 @@ even of the same tenant, gets "not found", as for an unknown or expired id.
 
 from __future__ import annotations
 
-import base64
 import secrets
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
@@ -21,6 +20,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from mcp_gateway.cursors import decode_cursor, encode_cursor
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
 from mcp_gateway.results import error_result
@@ -30,13 +30,6 @@ from tenants.models import Tenant
 Status = ToolTask.Status
 STATUS_MESSAGE_MAX = 500
 LOST_MESSAGE = "The run was lost with the process running it (a restart or a crash); it did not finish"
-
-
-class InvalidTaskCursor(Exception):
-    """A tasks/list cursor this server did not issue (JSON-RPC -32602)."""
-
-    def __init__(self) -> None:
-        super().__init__("Invalid cursor")
 
 
 @dataclass
@@ -119,34 +112,19 @@ def owned(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
     return task
 
 
-def _encode_cursor(pk: int) -> str:
-    return base64.urlsafe_b64encode(f"t:{pk}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        pk = int(value)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise InvalidTaskCursor() from err
-    if kind != "t" or pk < 0:
-        raise InvalidTaskCursor()
-    return pk
-
-
 def page(tenant: Tenant, caller: Caller, cursor: str | None, size: int) -> tuple[list[ToolTask], str | None]:
     """One page of the caller's tasks, newest first, and the cursor of the next page.
 
     Raises:
-        InvalidTaskCursor: a cursor this server did not issue.
+        InvalidCursor: a cursor this server did not issue.
     """
     rows = _owned(tenant, caller).order_by("-pk")
     if cursor:
-        rows = rows.filter(pk__lt=_decode_cursor(cursor))
+        rows = rows.filter(pk__lt=decode_cursor("t", cursor))
     found = list(rows[: size + 1])
     more = len(found) > size
     found = found[:size]
-    return found, _encode_cursor(found[-1].pk) if more else None
+    return found, encode_cursor("t", found[-1].pk) if more else None
 
 
 def cancel(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:

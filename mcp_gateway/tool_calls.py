@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import functools
-import logging
-import time
 from typing import Any
 
 import mcp.types as types
@@ -13,12 +10,12 @@ from django.conf import settings
 
 from apps_runtime.dispatch import load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
-from apps_runtime.sandbox.error_ids import new_error_id
 from mcp_gateway.arguments import argument_problems
-from mcp_gateway.audit import record_call
+from mcp_gateway.audit import audited_call
 from mcp_gateway.builtins import BUILTINS
 from mcp_gateway.catalog import CatalogEntry, catalog_for
-from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
+from mcp_gateway.cursors import decode_cursor, encode_cursor
+from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.links import app_route_url
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.rate_limits import enforce_rate_limit
@@ -27,28 +24,12 @@ from mcp_gateway.task_modes import refuse_synchronous_call
 from tenants.callers import Caller
 from tenants.models import Tenant
 
-logger = logging.getLogger("mcp_gateway.tool_calls")
 Outcome = ToolCallAudit.Outcome
 APP_TOOLS_OFF = "App tools are switched off for this tenant (setting customAppsMcpTools)."
 
 
 def visible_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
     return catalog_for(tenant).visible(caller, app_tools=tenant.setting("customAppsMcpTools"))
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        offset = int(value)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise InvalidCursor() from err
-    if kind != "o" or offset < 0:
-        raise InvalidCursor()
-    return offset
 
 
 def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListToolsResult:
@@ -58,10 +39,10 @@ def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.List
         InvalidCursor: a cursor this server did not issue.
     """
     tools = visible_tools(tenant, caller)
-    start = _decode_cursor(cursor) if cursor else 0
+    start = decode_cursor("o", cursor) if cursor else 0
     size = settings.MCP_PAGE_SIZE
     page = tools[start : start + size]
-    next_cursor = _encode_cursor(start + size) if start + size < len(tools) else None
+    next_cursor = encode_cursor("o", start + size) if start + size < len(tools) else None
     return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=next_cursor)
 
 
@@ -92,21 +73,8 @@ def call_tool(
         InternalError: the platform failed; logged under the error id and audited as ``platform_error``.
     """
     arguments = arguments or {}
-    started = time.perf_counter()
-    # Filled in as the call goes, so a call that raises half-way is still audited with what was known.
-    audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
-    try:
+    with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
         return _call(tenant, caller, name, arguments, audit, as_task=as_task)
-    except ToolUnavailable:
-        audit["outcome"] = Outcome.DENIED
-        raise
-    except Exception as err:  # the top of one call: the caller gets an error id, never the exception
-        error_id = new_error_id()
-        logger.exception("Tool call failed: error_id=%s tenant=%s tool=%s", error_id, tenant.slug, name)
-        audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
-        raise InternalError(error_id) from err
-    finally:
-        record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
 
 
 def _call(
