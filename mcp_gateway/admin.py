@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.models import ToolCallAudit, ToolTask
 from tenants.admin import ReadOnlyAdmin
 
 
@@ -21,3 +21,22 @@ class ToolCallAuditAdmin(ReadOnlyAdmin):
     ]
     list_filter = ["tenant", "outcome"]
     search_fields = ["wire_name", "error_id", "oauth_client_id"]
+
+
+@admin.register(ToolTask)
+class ToolTaskAdmin(ReadOnlyAdmin):
+    """MCP tasks, for operators: written by the gateway only; results are the callers' and not shown."""
+
+    list_display = [
+        "task_id",
+        "created_at",
+        "tenant",
+        "owner",
+        "wire_name",
+        "status",
+        "started_at",
+        "expires_at",
+    ]
+    list_filter = ["tenant", "status"]
+    search_fields = ["task_id", "wire_name"]
+    exclude = ["arguments", "result", "caller"]

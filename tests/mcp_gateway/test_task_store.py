@@ -93,3 +93,11 @@ def test_a_lost_run_is_audited_as_a_platform_error(acme, caller, transactional_d
     assert sweep()["lost"] == 1
     audit = ToolCallAudit.all_tenants.get(wire_name=WIRE)
     assert audit.outcome == ToolCallAudit.Outcome.PLATFORM_ERROR
+
+
+def test_operators_see_tasks_in_the_admin_without_their_results(admin_client, acme, caller):
+    task = make(acme, caller(), secret="not for the admin")
+    listing = admin_client.get("/admin/mcp_gateway/tooltask/")
+    assert listing.status_code == 200 and task.task_id in listing.content.decode()
+    page = admin_client.get(f"/admin/mcp_gateway/tooltask/{task.pk}/change/")
+    assert page.status_code == 200 and "not for the admin" not in page.content.decode()
