@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from mcp_gateway import task_store
-from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
+from mcp_gateway.exceptions import InvalidCursor, TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tasks import sweep
 from tenants.callers import caller_for_token
@@ -101,3 +101,23 @@ def test_operators_see_tasks_in_the_admin_without_their_results(admin_client, ac
     assert listing.status_code == 200 and task.task_id in listing.content.decode()
     page = admin_client.get(f"/admin/mcp_gateway/tooltask/{task.pk}/change/")
     assert page.status_code == 200 and "not for the admin" not in page.content.decode()
+
+
+def test_the_callers_tasks_come_newest_first_a_page_at_a_time(acme, caller):
+    who = caller()
+    ids = [make(acme, who).task_id for _ in range(3)]
+    first, cursor = task_store.page(acme, who, None, 2)
+    rest, end = task_store.page(acme, who, cursor, 2)
+    assert [t.task_id for t in first + rest] == ids[::-1]
+    assert end is None
+    with pytest.raises(InvalidCursor):
+        task_store.page(acme, who, "bm9wZQ==", 2)
+
+
+def test_an_expired_task_is_not_found_before_the_sweep_purges_it(acme, caller):
+    who = caller()
+    task = make(acme, who)
+    ToolTask.all_tenants.filter(pk=task.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(TaskNotFound):
+        task_store.owned(acme, who, task.task_id)
+    assert task_store.page(acme, who, None, 10) == ([], None)

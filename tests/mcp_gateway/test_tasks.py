@@ -231,3 +231,20 @@ def test_2026_clients_get_optional_task_tools_synchronously_and_required_ones_re
     assert version == "2026-07-28"
     assert quick.structured_content == {"quick": True}
     assert error.code == types.METHOD_NOT_FOUND
+
+
+def test_tasks_result_waits_a_bounded_time_then_says_to_poll_again(mcp_url, token, settings):
+    settings.TASK_RESULT_WAIT_SECONDS = 0
+    reader = token("reader")
+
+    async def main():
+        async with mcp_client(mcp_url(), reader) as client:
+            created = await create_task(client, SLOW, {"seconds": 2, "label": "later"})
+            with pytest.raises(MCPError) as raised:
+                await send(client, types.GetTaskPayloadRequest(params={"taskId": created.task.task_id}))
+            await send(client, types.CancelTaskRequest(params={"taskId": created.task.task_id}))
+            return raised.value.error
+
+    error = run(main)
+    assert error.code == types.INVALID_REQUEST
+    assert "still working" in error.message and "tasks/get" in error.message
