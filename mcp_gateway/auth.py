@@ -12,9 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_gateway.exceptions import GatewayRefused
 from oauth.access import caller_for_access_token
 from oauth.tokens import is_access_token
-from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for_token
-from tenants.exceptions import InvalidToken
 from tenants.lookups import tenant_by_slug
 from tenants.models import Tenant
 
@@ -46,30 +44,25 @@ def endpoint_tenant(slug: str) -> Tenant:
     return tenant
 
 
-def authenticate(slug: str, authorization: str, resource: str | None = None) -> GatewayRequest:
-    """Resolve the tenant and the caller of one MCP HTTP request.
+def verify_bearer(slug: str, raw: str) -> tuple[GatewayRequest, str | None]:
+    """The tenant of ``/t/<slug>/mcp`` and the caller its bearer token proves: the gateway's
+    synchronous core of ``endpoint_auth.EndpointTokenVerifier``.
 
-    The bearer is a static API token, or an OAuth access token (``lcpo_``) that is good only at
-    ``resource``, this endpoint's URL (RFC 8707: the audience it was issued for).
+    The token is a static API token, or an OAuth access token (``lcpo_``). Also returns the
+    token's audience, which the caller must check against the endpoint's URL: the resource an
+    OAuth token was issued for (RFC 8707; None if not exactly one), and None for an API token,
+    which is good at its own tenant's endpoint only.
 
     Raises:
-        GatewayRefused: 404 for an unknown tenant or a switched-off endpoint; 401 for a missing,
-            malformed, expired, revoked or other tenant's token.
+        GatewayRefused: 404 for an unknown tenant or a switched-off endpoint.
+        InvalidToken: a malformed, expired, revoked or other tenant's token.
     """
     tenant = endpoint_tenant(slug)
-    raw = bearer_token(authorization)
-    if raw is None:
-        raise GatewayRefused(401, "Authorization: Bearer <token> is required.")
-    try:
-        if is_access_token(raw):
-            if resource is None:
-                raise InvalidToken("no audience to check")
-            caller = caller_for_access_token(tenant, raw, resource)
-        else:
-            caller = caller_for_token(tenant, raw)
-    except InvalidToken as err:
-        raise GatewayRefused(401, "The token is invalid, expired, revoked or for another tenant.") from err
-    return GatewayRequest(tenant=tenant, caller=caller)
+    if is_access_token(raw):
+        caller, audience = caller_for_access_token(tenant, raw)
+    else:
+        caller, audience = caller_for_token(tenant, raw), None
+    return GatewayRequest(tenant=tenant, caller=caller), audience
 
 
 def gateway_request(ctx: ServerRequestContext) -> GatewayRequest:

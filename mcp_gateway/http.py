@@ -1,8 +1,9 @@
 """The HTTP side of the gateway: auth in front of the SDK's Streamable HTTP transport.
 
-The only module that touches Starlette and the transport. The tenant comes from the path
-``/t/<tenant>/mcp``; the caller from ``Authorization: Bearer``. Each session is bound to the
-token that opened it (the SDK compares ``scope["user"]``), so another credential cannot ride it.
+With ``endpoint_auth`` (the SDK's auth seams) and ``streaming``, the only module that touches
+Starlette and the transport. The tenant comes from the path ``/t/<tenant>/mcp``; the caller from
+``Authorization: Bearer``. Each session is bound to the token that opened it (the SDK compares
+``scope["user"]``), so another credential cannot ride it.
 
 Order of checks: Host (and, for the endpoint, Origin) first, with the transport's own rule, so
 nothing a client sends in ``Host`` is reflected into an answer; then the tenant; then the token;
@@ -21,24 +22,21 @@ import anyio
 from django.conf import settings
 from django.db import DatabaseError
 from django.http.request import split_domain_port
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.authentication import AuthCredentials
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, authenticate, current_request, endpoint_tenant
+from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest, current_request, endpoint_tenant
 from mcp_gateway.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
+from mcp_gateway.endpoint_auth import RequireCaller, authenticate, principal_of, resource_metadata
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.links import public_base_url
 from mcp_gateway.notifications import Notifier
 from mcp_gateway.server import build_server
 from mcp_gateway.sessions import Reservation, SessionLedger, TooManySessions, session_limits
 from mcp_gateway.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
-from oauth.access import MCP_SCOPE
 from oauth.exceptions import OriginNotConfigured
 from oauth.origin import public_origin
 from tenants.error_ids import new_error_id
@@ -154,15 +152,19 @@ class Gateway:
             await self._metadata(scope, send, prm["slug"])
             return
         slug = MCP_PATH.match(scope["path"])["slug"]
+        base_url = public_base_url(scope)
         try:
-            resource = f"{public_base_url(scope)}/t/{slug}/mcp"  # an OAuth token's audience must be this
-            gw = await in_thread(authenticate, slug, _header(scope, b"authorization") or "", resource)
+            scope = await authenticate(scope, slug, base_url)
         except GatewayRefused as refused:
-            await self._refuse(scope, send, slug, refused)
+            await _send_json(send, refused.status, {"error": refused.message})
             return
+        await RequireCaller(self._serve_caller, scope, base_url, slug)(scope, receive, send)
+
+    async def _serve_caller(self, scope: Scope, receive: Receive, send: Send) -> None:
+        gw = scope[GATEWAY_SCOPE_KEY]
         current_request.set(gw)
         with charged_to(gw.tenant.pk):
-            await self._serve(self._authenticated_scope(scope, gw), receive, send, gw)
+            await self._serve(scope, receive, send, gw)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, gw: GatewayRequest) -> None:
         version = _header(scope, b"mcp-protocol-version")
@@ -176,7 +178,7 @@ class Gateway:
             return
         limits = session_limits()
         try:
-            reservation = self.ledger.reserve(gw.tenant.pk, _principal(gw), limits)
+            reservation = self.ledger.reserve(gw.tenant.pk, principal_of(gw), limits)
         except TooManySessions as refused:
             await _too_many_sessions(send, gw, refused, limits.idle_s)
             return
@@ -212,32 +214,6 @@ class Gateway:
         headers = [(k, v) for k, v in scope.get("headers", []) if check_origin or k != b"origin"]
         return await self.guard.validate_request(Request({**scope, "headers": headers}), is_post=False)
 
-    @staticmethod
-    def _authenticated_scope(scope: Scope, gw: GatewayRequest) -> Scope:
-        principal = AccessToken(
-            token=_principal(gw),
-            client_id=f"tenant:{gw.tenant.pk}",
-            subject=_principal(gw),
-            scopes=[],
-        )
-        return {
-            **scope,
-            "user": AuthenticatedUser(principal),
-            "auth": AuthCredentials([]),
-            GATEWAY_SCOPE_KEY: gw,
-        }
-
-    async def _refuse(self, scope: Scope, send: Send, slug: str, refused: GatewayRefused) -> None:
-        headers = []
-        if refused.status == 401:
-            metadata = f"{public_base_url(scope)}/.well-known/oauth-protected-resource/t/{slug}/mcp"
-            challenge = (
-                f'Bearer error="invalid_token", error_description="{refused.message}", '
-                f'resource_metadata="{metadata}"'
-            )
-            headers.append((b"www-authenticate", challenge.encode()))
-        await _send_json(send, refused.status, {"error": refused.message}, headers)
-
     async def _metadata(self, scope: Scope, send: Send, slug: str) -> None:
         """RFC 9728 protected-resource metadata: bearer tokens in the header, issued by the platform.
 
@@ -249,16 +225,8 @@ class Gateway:
         except GatewayRefused as refused:
             await _send_json(send, refused.status, {"error": refused.message})
             return
-        base = public_base_url(scope)
-        metadata = {
-            "resource": f"{base}/t/{slug}/mcp",
-            "bearer_methods_supported": ["header"],
-            "resource_name": f"MCP endpoint of tenant {slug}",
-            "resource_documentation": f"{base}/api/schema/",
-        }
-        issuer = _issuer(scope)
-        if issuer is not None:  # the platform's own authorization server (oauth/)
-            metadata |= {"authorization_servers": [issuer], "scopes_supported": [MCP_SCOPE]}
+        # The issuer is the platform's own authorization server (oauth/), if it offers OAuth here.
+        metadata = resource_metadata(public_base_url(scope), slug, _issuer(scope))
         await _send_json(
             send,
             200,
@@ -273,14 +241,6 @@ def _issuer(scope: Scope) -> str | None:
         return public_origin(scope.get("scheme", "http"), _header(scope, b"host") or "localhost")
     except OriginNotConfigured:
         return None
-
-
-def _principal(gw: GatewayRequest) -> str:
-    """Who opened a session: the token, or the OAuth connection, whose refreshed access tokens
-    keep it (the SDK binds the session to it, the caps count by it)."""
-    if gw.caller.oauth_grant_id is not None:
-        return f"oauth:{gw.caller.oauth_grant_id}"
-    return f"token:{gw.caller.token_id}"
 
 
 async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions, idle_s: float) -> None:

@@ -18,13 +18,14 @@ MCP_SCOPE = "mcp"
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
-def caller_for_access_token(tenant: Tenant, raw: str, resource: str) -> Caller:
-    """The caller an access token proves at ``resource`` (the tenant's MCP URL, RFC 8707).
+def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | None]:
+    """The caller an access token proves in ``tenant``, and its audience: the one resource it was
+    issued for (RFC 8707), None if not exactly one. The gateway checks that audience is the MCP
+    URL it was presented at (the SDK's ``BearerAuthBackend``, ``mcp_gateway/endpoint_auth.py``).
 
     Raises:
-        InvalidToken: unknown, expired, without the mcp scope, issued for another resource
-            (another tenant, or anything but this endpoint), its connection revoked, or its
-            user no longer an active member.
+        InvalidToken: unknown, expired, without the mcp scope, its connection (in this tenant)
+            revoked, or its user no longer an active member.
     """
     checksum = hashlib.sha256(raw.encode()).hexdigest()
     token = (
@@ -39,8 +40,6 @@ def caller_for_access_token(tenant: Tenant, raw: str, resource: str) -> Caller:
         raise InvalidToken("expired")
     if MCP_SCOPE not in token.scope.split():
         raise InvalidToken("not an MCP token")
-    if token.resource != [resource]:
-        raise InvalidToken("issued for another resource")
     refresh = getattr(token, "refresh_token", None)  # every token of a connection is issued with one
     if refresh is None:
         raise InvalidToken("no active connection")
@@ -53,13 +52,15 @@ def caller_for_access_token(tenant: Tenant, raw: str, resource: str) -> Caller:
     if connection is None or connection.user_id != token.user_id:
         raise InvalidToken("no active connection")
     _touch(connection)
-    return caller_for_grant(
+    caller = caller_for_grant(
         tenant,
         token.user,
         grant_id=connection.pk,
         client_id=connection.application.client_id,
         read_only=connection.read_only,
     )
+    audience = token.resource[0] if token.resource and len(token.resource) == 1 else None
+    return caller, audience
 
 
 def _touch(connection: Connection) -> None:

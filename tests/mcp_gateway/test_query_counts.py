@@ -1,6 +1,6 @@
 """Queries per request on the hot paths, warm (caller cached, catalog built, app loaded): a rise fails here.
 
-The MCP pins run the gateway's synchronous core as one HTTP request does: ``authenticate``, then
+The MCP pins run the gateway's synchronous core as one HTTP request does: ``verify_bearer``, then
 the handler's work. The front-end pin goes through Django's whole request cycle.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_gateway import tool_calls
-from mcp_gateway.auth import authenticate
+from mcp_gateway.auth import verify_bearer
 
 # tenant (prepared lookup), token with its user (prepared lookup); the membership is cached.
 AUTH = 2
@@ -23,7 +23,7 @@ def reader(acme, deploy, make_token):
 
 
 def mcp_request(raw: str, work):
-    gw = authenticate("acme", f"Bearer {raw}")
+    gw, _audience = verify_bearer("acme", raw)
     return work(gw)
 
 

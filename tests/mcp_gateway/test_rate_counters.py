@@ -11,7 +11,7 @@ import redis
 from django.db import connection
 
 from mcp_gateway import rate_counters, tool_calls
-from mcp_gateway.auth import authenticate
+from mcp_gateway.auth import verify_bearer
 from mcp_gateway.models import RateLimitCounter
 from tests.support.apps import cases_manifest
 from tests.support.rate_hits import hit_in_process
@@ -99,7 +99,7 @@ def test_a_limited_call_adds_one_query_on_the_database_and_none_on_redis(
     raw = make_token(acme, "reader")[1]
 
     def one_call():
-        gw = authenticate("acme", f"Bearer {raw}")
+        gw, _audience = verify_bearer("acme", raw)
         return tool_calls.call_tool(gw.tenant, gw.caller, "acme_cases_listing", {})
 
     one_call()  # warm: caches filled, last_used_at noted, old windows purged
