@@ -23,6 +23,8 @@ from tenants.rate_limit_rule import RateLimit
 
 # The clock the windows are cut from; a seam for tests, which move it instead of waiting.
 clock = time.time
+# The start of every counter key; test runs sharing one Redis each take a prefix of their own.
+KEY_PREFIX = "rl"
 
 
 def applicable_limit(tenant: Tenant, entry: CatalogEntry) -> RateLimit | None:
@@ -59,7 +61,7 @@ def enforce_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> t
     now = clock()
     window = limit.window_seconds
     start = int(now // window) * window
-    key = f"rl:{tenant.pk}:{entry.wire_name}:{_who(limit, caller)}:{start}"
+    key = f"{KEY_PREFIX}:{tenant.pk}:{entry.wire_name}:{_who(limit, caller)}:{start}"
     # A second past the window's end: servers' clocks differ a little.
     count = rate_counters.hit(key, ttl=start + window - int(now) + 1, now=now)
     if count is None or count <= limit.calls:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -89,3 +90,17 @@ async def all_tool_names(client) -> list[str]:
         cursor = page.next_cursor
         if cursor is None:
             return names
+
+
+RATE_LIMIT_REDIS_URL = "redis://127.0.0.1:6379/8"
+
+
+@pytest.fixture(params=["database", "redis"])
+def rate_backend(request, settings, monkeypatch):
+    """Rate-limit counts in the database, then in Redis; with keys of their own, as other test runs
+    (on this machine, or CI jobs) may share the Redis database."""
+    from mcp_gateway import rate_limits
+
+    monkeypatch.setattr(rate_limits, "KEY_PREFIX", f"rl-test-{uuid.uuid4().hex}")
+    settings.RATE_LIMIT_REDIS_URL = RATE_LIMIT_REDIS_URL if request.param == "redis" else None
+    return request.param

@@ -10,7 +10,6 @@ import time
 
 import anyio
 import pytest
-import redis
 
 from apps_runtime.models import Record
 from mcp_gateway import rate_counters, rate_limits
@@ -19,7 +18,6 @@ from tenants import actions
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.apps import cases_manifest
 
-REDIS_URL = "redis://127.0.0.1:6379/8"
 CREATE = "acme_cases_create_case"
 ECHO = "acme_cases_echo"
 LISTING = "acme_cases_listing"
@@ -33,16 +31,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture(params=["database", "redis"])
-def backend(request, settings):
-    if request.param == "redis":
-        redis.Redis.from_url(REDIS_URL).flushdb()
-        settings.RATE_LIMIT_REDIS_URL = REDIS_URL
-    else:
-        settings.RATE_LIMIT_REDIS_URL = None
-    return request.param
 
 
 @pytest.fixture
@@ -62,7 +50,7 @@ def limited(limit: dict, *names: str) -> dict:
 
 
 @pytest.fixture
-def app(mcp_url, acme, deploy, backend, clock):
+def app(mcp_url, acme, deploy, rate_backend, clock):
     deploy(acme, limited({"calls": 2, "per": "minute"}, "create_case", "listing"))
     deploy(acme, limited({"calls": 2, "per": "minute"}, "create_case", "listing"))  # a redeploy keeps it
     return acme
@@ -118,7 +106,7 @@ def test_each_caller_has_their_own_count_under_user_scope(mcp_url, app, make_tok
     assert [r.is_error for r in calls(mcp_url(), writer, *[(LISTING, {})] * 2)] == [False, False]
 
 
-def test_tenant_scope_counts_every_caller_together(mcp_url, acme, deploy, make_token, backend, clock):
+def test_tenant_scope_counts_every_caller_together(mcp_url, acme, deploy, make_token, rate_backend, clock):
     deploy(acme, limited({"calls": 2, "per": "hour", "scope": "tenant"}, "listing"))
     reader, writer = make_token(acme, "reader")[1], make_token(acme, "writer")[1]
 
