@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from apps_runtime.auth_expr import AuthExpr
 from apps_runtime.bundles import bundle_dir
+from apps_runtime.call_events import CallEvents
 from apps_runtime.compiled import CompiledVersion, compiled_version
 from apps_runtime.exceptions import (
     AppNotFound,
@@ -155,11 +156,13 @@ def run_route(
     tool: dict | None = None,
     internal: bool = False,
     timeout_cap_ms: int | None = None,
+    events: CallEvents | None = None,
 ) -> RouteResult:
     """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
 
     ``timeout_cap_ms`` lets a run that nobody waits on synchronously (an MCP task) have a longer
-    time limit than SANDBOX_MAX_TIMEOUT_MS, up to the route's own ``timeoutMs``.
+    time limit than SANDBOX_MAX_TIMEOUT_MS, up to the route's own ``timeoutMs``. ``events`` receives
+    the handler's progress and log lines while it runs (``call_events``).
 
     Raises:
         RouteNotFound, AuthenticationRequired, PermissionDenied: the caller may not run it.
@@ -187,7 +190,7 @@ def run_route(
     )
     enqueued: list[str] = []
     try:
-        outcome = get_sandbox().run(invocation, make_broker(scope, enqueued=enqueued))
+        outcome = get_sandbox().run(invocation, make_broker(scope, enqueued=enqueued, events=events))
     except SandboxRequestTooLarge as err:
         raise RequestTooLarge("the request is too large for a handler") from err
     except HandlerFailed as failure:

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from apps_runtime import records
+from apps_runtime.call_events import CallEvents, notice_ops
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
 from apps_runtime.jobs.enqueue import enqueue_run
 from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
@@ -49,13 +50,16 @@ def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[d
     return {protocol.JOBS_ENQUEUE: enqueue}
 
 
-def make_broker(scope: RecordsScope, *, enqueued: list[str] | None = None) -> Broker:
+def make_broker(
+    scope: RecordsScope, *, enqueued: list[str] | None = None, events: CallEvents | None = None
+) -> Broker:
     """A broker bound to one invocation's tenant, app and caller: the pipe's capability.
 
     With ``enqueued``, handlers may queue background runs (as the same caller); their run ids are
-    appended there for the caller to send once the handler is done.
+    appended there for the caller to send once the handler is done. Progress and log notices go to
+    ``events`` (checked first), or nowhere.
     """
-    ops = _records_ops(scope)
+    ops = _records_ops(scope) | notice_ops(events)
     if enqueued is not None:
         ops.update(_jobs_ops(scope, enqueued))
 

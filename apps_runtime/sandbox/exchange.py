@@ -40,6 +40,7 @@ class Transcript:
     zygote_lost: bool = False  # report pipe closed without an exit report
     zygote_hung: bool = False  # no exit report by the backstop deadline
     data_calls: int = 0
+    notices: int = 0  # progress and log notices (protocol.NOTICE_OPS)
     log: bytearray = field(default_factory=bytearray)
     log_dropped: int = 0
     duration_ms: float = 0.0
@@ -89,6 +90,9 @@ class _Conversation:
     def on_data_call(self, call: protocol.DataCall) -> None:
         if time.monotonic() >= self.child_deadline:
             return  # the zygote is killing the child; don't spend the platform's time on it
+        if call.op in protocol.NOTICE_OPS:
+            self.on_notice(call)
+            return
         self.t.data_calls += 1
         if self.t.data_calls > self.limits.max_data_calls:
             reply = protocol.Reply(error=("limit", f"more than {self.limits.max_data_calls} data calls"))
@@ -98,6 +102,16 @@ class _Conversation:
             except BrokerError as exc:
                 reply = protocol.Reply(error=(exc.code, exc.message))
         self.outbox += protocol.pack(reply.encode())
+
+    def on_notice(self, call: protocol.DataCall) -> None:
+        # Never answered: the child does not wait. Not data calls either, so they spend none of those.
+        self.t.notices += 1
+        if self.t.notices > protocol.MAX_NOTICES:
+            return
+        try:
+            self.broker(call.op, call.args)
+        except BrokerError:
+            pass  # a malformed notice is dropped; the handler never learns of it
 
     # -- zygote reports -----------------------------------------------------------------------------------
     def on_report(self, data: bytes) -> None:

@@ -114,6 +114,10 @@ class _Channel:
             raise sdk.records_error(*reply.error, op)
         return reply.ok
 
+    def notify(self, op: str, args: dict) -> None:
+        """A notice (``protocol.NOTICE_OPS``): the host never answers it, so nothing is read."""
+        protocol.write_frame(self._fd, protocol.DataCall(op, args).encode())
+
 
 def _check_handler_path(config: protocol.CallConfig) -> "_Failure | None":
     """The handler must be a file inside the bundle (symlinks resolved). Checked before hardening, while the
@@ -224,9 +228,11 @@ def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict,
     sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
     handle = _load_handler(bundle_path, config.handler, scrub, code)
-    request = sdk.Request(request_data, _Channel(PROTO_FD).call)
+    channel = _Channel(PROTO_FD)
+    request = sdk.Request(request_data, channel.call, channel.notify)
     try:
         value = handle(request)
+        request._notices.flush()  # the last progress held back by the interval goes before the result
     except MemoryError:
         raise
     except sdk.UserError as exc:

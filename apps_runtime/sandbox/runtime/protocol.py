@@ -58,6 +58,16 @@ JOBS_ENQUEUE = "jobs.enqueue"
 # Operations that only read: a record the caller may not read is reported as missing, never as forbidden.
 READ_OPS = frozenset({RECORDS_GET, RECORDS_QUERY})
 OPS = frozenset({RECORDS_QUERY, RECORDS_GET, RECORDS_CREATE, RECORDS_UPDATE, RECORDS_DELETE, JOBS_ENQUEUE})
+# Notices: data calls the child sends without waiting and the host never answers (progress and log
+# lines for the caller). The host accepts at most MAX_NOTICES of them per call and ignores the rest.
+PROGRESS = "call.progress"
+LOG = "call.log"
+NOTICE_OPS = frozenset({PROGRESS, LOG})
+MAX_NOTICES = 10_000
+MAX_LOG_NOTICES = 100  # log lines a call may send to its caller (all still go to the run's log)
+MAX_NOTICE_CHARS = 1000  # of a progress message or a log line; longer ones are cut
+PROGRESS_INTERVAL_S = 0.1  # the SDK sends at most one progress notice per interval (the latest wins)
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # RFC 5424
 # What a failed data call reports; the handler sees the SDK exception of the same code.
 DATA_CALL_ERROR_CODES = frozenset({"not_found", "permission_denied", "invalid", "limit"})
 

@@ -6,12 +6,16 @@ Inside the child this module is also registered as ``platform_sdk``, so handlers
 """
 
 import base64
+import math
+import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from . import protocol
 
 Transport = Callable[[str, dict], Any]
+Notify = Callable[[str, dict], None]  # sends a notice (protocol.NOTICE_OPS) without waiting
 
 
 class RecordsError(Exception):
@@ -129,10 +133,69 @@ class Records:
         return self._transport(protocol.RECORDS_DELETE, {"collection": collection, "id": id})
 
 
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite")
+    return value
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    return value[: protocol.MAX_NOTICE_CHARS]
+
+
+class Notices:
+    """Progress and log lines for whoever waits on the call (an MCP client); bounded, never blocking.
+
+    Progress is sent at most once per ``PROGRESS_INTERVAL_S`` (the latest wins; the last one is sent
+    when the handler returns) and only when it moved forward; at most ``MAX_LOG_NOTICES`` log lines
+    are sent, and every line also goes to the run's log (stderr).
+    """
+
+    def __init__(self, notify: Notify | None):
+        self._notify = notify
+        self._pending: dict | None = None
+        self._sent_at = -math.inf
+        self._last_done = -math.inf
+        self._logs = 0
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        args = {"done": _number("done", done)}
+        if total is not None:
+            args["total"] = _number("total", total)
+        if message is not None:
+            args["message"] = _text("message", message)
+        if done <= self._last_done:
+            return  # progress only moves forward
+        self._last_done = done
+        self._pending = args
+        if time.monotonic() - self._sent_at >= protocol.PROGRESS_INTERVAL_S:
+            self.flush()
+
+    def log(self, level: str, message: str) -> None:
+        if level not in protocol.LOG_LEVELS:
+            raise ValueError(f"level must be one of {', '.join(protocol.LOG_LEVELS)}")
+        line = _text("message", message)
+        print(f"[{level}] {line}", file=sys.stderr)
+        self._logs += 1
+        if self._notify is not None and self._logs <= protocol.MAX_LOG_NOTICES:
+            self._notify(protocol.LOG, {"level": level, "message": line})
+
+    def flush(self) -> None:
+        """Send the progress held back by the interval, if any."""
+        if self._pending is not None and self._notify is not None:
+            self._notify(protocol.PROGRESS, self._pending)
+            self._sent_at = time.monotonic()
+        self._pending = None
+
+
 class Request:
     """What ``handle(request)`` receives."""
 
-    def __init__(self, data: dict, transport: Transport):
+    def __init__(self, data: dict, transport: Transport, notify: Notify | None = None):
         self.method: str = data.get("method") or "GET"
         self.path: str = data.get("path") or ""
         self.body: dict = data.get("body") if data.get("body") is not None else {}
@@ -142,10 +205,19 @@ class Request:
         self.user: dict | None = data.get("user")
         self.records = Records(transport)
         self._transport = transport
+        self._notices = Notices(notify)
 
     def enqueue(self, route_key: str, body: Any = None) -> str:
         """Queue a background run of another route of this app; returns the run id."""
         return self._transport(protocol.JOBS_ENQUEUE, {"route": route_key, "body": body})
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress to the caller (an MCP client that asked for it); a no-op for everyone else."""
+        self._notices.progress(done, total, message)
+
+    def log(self, level: str, message: str) -> None:
+        """A log line for the caller (an MCP client) and the run's log; ``level`` as in RFC 5424."""
+        self._notices.log(level, message)
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.path}>"
