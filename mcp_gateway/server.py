@@ -13,7 +13,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 
 from apps_runtime.sandbox.error_ids import new_error_id
-from mcp_gateway import tool_calls
+from mcp_gateway import log_levels, tool_calls
 from mcp_gateway.auth import current_request, gateway_request
 from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
@@ -21,6 +21,7 @@ from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
 from mcp_gateway.links import remember_call_origin
 from mcp_gateway.list_pages import ListPages
 from mcp_gateway.notifications import Notifier
+from mcp_gateway.progress_relay import relaying
 from mcp_gateway.task_methods import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.task_methods import register_task_methods
 
@@ -80,6 +81,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
         return result
 
     @internal_errors
+    @relaying  # the handler's progress and log lines reach the caller, if it wants them
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
         gw = gateway_request(ctx)
         remember_call_origin(ctx.request.scope if ctx.request is not None else None)
@@ -108,4 +110,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
     )
     server.middleware.append(ListPages(notifier))
     register_task_methods(server, internal_errors)
+    # Declares the logging capability (handshake era); registered after construction, where the SDK
+    # would warn that 2026-07-28 dropped it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, log_levels.set_level)
     return server

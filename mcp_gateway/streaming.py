@@ -28,6 +28,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_gateway import log_levels
 from mcp_gateway.auth import GATEWAY_SCOPE_KEY
 from mcp_gateway.catalog import TenantCatalog, cached_catalog, catalog_for
 from mcp_gateway.concurrency import TenantBusy, in_thread
@@ -41,6 +42,7 @@ logger = logging.getLogger("mcp_gateway.streaming")
 _streamed: ContextVar[bool | None] = ContextVar("lcp_mcp_streamed", default=None)
 
 StreamChooser = Callable[[Scope, dict], Awaitable[bool]]
+SESSION_HEADER = b"mcp-session-id"
 
 
 def streamed() -> bool:
@@ -55,15 +57,18 @@ def progress_token(params: Any) -> str | int | None:
     return token if isinstance(token, str | int) and not isinstance(token, bool) else None
 
 
-def needs_stream(tenant: Tenant, caller: Caller, method: str, params: Any) -> bool:
+def needs_stream(
+    tenant: Tenant, caller: Caller, method: str, params: Any, session: str | None = None
+) -> bool:
     """Whether answering this request needs an event stream: the one rule, extend it here.
 
-    A ``tools/call`` that asked for progress, or whose tool asks the user to confirm it first
-    (elicitation travels on the call's stream). Reads only the cached catalog: no I/O.
+    A ``tools/call`` that asked for progress or for log lines (a 2026-07-28 request's log level, or
+    its handshake-era ``session``'s ``logging/setLevel``), or whose tool asks the user to confirm it
+    first (elicitation travels on the call's stream). Reads only the cached catalog: no I/O.
     """
     if method != "tools/call" or not isinstance(params, dict):
         return False
-    if progress_token(params) is not None:
+    if progress_token(params) is not None or wants_logs(params, session):
         return True
     catalog = cached_catalog(tenant)
     entry = catalog.by_name.get(params.get("name")) if catalog is not None else None
@@ -91,10 +96,18 @@ async def gateway_wants_stream(scope: Scope, message: dict) -> bool:
     gw = scope.get(GATEWAY_SCOPE_KEY)
     if gw is None or message.get("method") != "tools/call":
         return False
-    params = message.get("params")
-    if progress_token(params) is None:
+    params, session = message.get("params"), _header(scope, SESSION_HEADER)
+    if progress_token(params) is None and not wants_logs(params, session):
         await warm_catalog(gw.tenant)  # so needs_stream finds the tool's options
-    return needs_stream(gw.tenant, gw.caller, "tools/call", params)
+    return needs_stream(gw.tenant, gw.caller, "tools/call", params, session)
+
+
+def wants_logs(params: Any, session: str | None) -> bool:
+    return log_levels.requested_level(params) is not None or log_levels.session_level(session) is not None
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    return next((value.decode("latin-1") for key, value in scope.get("headers", []) if key == name), None)
 
 
 def _tool_call(body: bytes) -> dict | None:

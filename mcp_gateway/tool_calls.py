@@ -18,6 +18,7 @@ from mcp_gateway.cursors import decode_cursor, encode_cursor
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.links import app_route_url
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.progress_relay import running_call_events
 from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result, json_result, route_result
 from mcp_gateway.task_modes import refuse_synchronous_call
@@ -133,6 +134,7 @@ def _call_app_tool(
             params={p: str(arguments[p]) for p in route.params},
             tool={"name": entry.wire_name, "arguments": arguments},
             timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
+            events=running_call_events.get(),
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).
