@@ -19,6 +19,7 @@ without OAuth.
 
 from __future__ import annotations
 
+import functools
 import json
 
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -97,6 +98,12 @@ def principal_of(gw: GatewayRequest) -> str:
     return f"token:{gw.caller.token_id}"
 
 
+@functools.lru_cache(maxsize=1024)
+def _parsed_url(url: str) -> AnyHttpUrl:
+    # Every request asks; a tenant's endpoint is reached by one or two URLs.
+    return AnyHttpUrl(url)
+
+
 async def authenticate(scope: Scope, slug: str, base_url: str) -> Scope:
     """``scope`` with ``user`` and ``auth`` set as Starlette's AuthenticationMiddleware does (an
     ``AuthenticatedUser`` of the SDK, or none), and the tenant and caller under GATEWAY_SCOPE_KEY.
@@ -107,7 +114,7 @@ async def authenticate(scope: Scope, slug: str, base_url: str) -> Scope:
     """
     resource = endpoint_url(base_url, slug)
     try:
-        audience = AnyHttpUrl(resource)
+        audience = _parsed_url(resource)
     except ValidationError:
         raise GatewayRefused(400, "Invalid Host header") from None
     verifier = EndpointTokenVerifier(slug, resource)
