@@ -1,7 +1,8 @@
-"""System checks for the settings the MCP gateway reads: paging, polling, fair share and sessions."""
+"""System checks for the settings the MCP gateway reads: paging, polling, fair share, sessions, Redis."""
 
 from __future__ import annotations
 
+import redis
 from django.conf import settings
 from django.core.checks import Error, register
 
@@ -48,4 +49,22 @@ def check_gateway_settings(app_configs, **kwargs) -> list[Error]:
                 id="mcp_gateway.E002",
             )
         )
+    errors += rate_limit_redis_errors()
     return errors
+
+
+def rate_limit_redis_errors() -> list[Error]:
+    # Caught here, not per call: a URL redis cannot parse would fail every rate-limited call.
+    url = settings.RATE_LIMIT_REDIS_URL
+    try:
+        if url:
+            redis.ConnectionPool.from_url(url)
+    except ValueError as err:
+        return [
+            Error(
+                f"RATE_LIMIT_REDIS_URL={url!r} is not a Redis URL: {err}",
+                hint="e.g. redis://127.0.0.1:6379/1, or unset it to count in the database",
+                id="mcp_gateway.E003",
+            )
+        ]
+    return []

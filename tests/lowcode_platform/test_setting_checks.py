@@ -29,6 +29,7 @@ def test_the_default_settings_pass_every_check():
         ("MCP_PAGE_SIZE", 0, "mcp_gateway.", "MCP_PAGE_SIZE=0 must be an integer of at least 1"),
         ("MCP_SESSION_IDLE_SECONDS", 0.5, "mcp_gateway.", "MCP_SESSION_IDLE_SECONDS=0.5 must be a number"),
         ("MCP_ALLOWED_ORIGINS", [""], "mcp_gateway.", "MCP_ALLOWED_ORIGINS=[''] must be a list of origins"),
+        ("RATE_LIMIT_REDIS_URL", "127.0.0.1:6379", "mcp_gateway.", "='127.0.0.1:6379' is not a Redis URL"),
     ],
 )
 def test_a_setting_out_of_range_is_an_error_of_the_app_that_reads_it(settings, name, value, app, expected):
