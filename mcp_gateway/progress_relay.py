@@ -127,13 +127,15 @@ async def relayed(ctx: ServerRequestContext, name: str) -> AsyncIterator[None]:
     if relay is None:
         yield
         return
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(relay.run)
-        try:
-            with bound_events(relay):
-                yield
-        finally:
-            relay.finish()  # the task group waits for the last notices to go out, before the answer
+    # A task of its own, not a task group: the call's own errors (MCPError: an unknown tool, a busy
+    # tenant) must reach the SDK as they are, not wrapped in an exception group.
+    pump = asyncio.get_running_loop().create_task(relay.run())
+    try:
+        with bound_events(relay):
+            yield
+    finally:
+        relay.finish()
+        await pump  # the last notices go out before the answer
 
 
 def _relay_for(ctx: ServerRequestContext, name: str) -> Relay | None:

@@ -6,6 +6,7 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
+from mcp import MCPError
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -109,6 +110,20 @@ def test_a_flood_from_a_hostile_handler_is_bounded(mcp_url, token, mode):
     assert [done for done, _, _ in seen] == sorted({done for done, _, _ in seen})
     assert all(len(message) == 1000 for _, _, message in seen)
     assert len(lines) == 100 and all(len(text) == 1000 for _, text in lines)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_call_that_asked_for_progress_is_refused_as_usual(mcp_url, token, mode):
+    async def on_progress(done, total, message):
+        raise AssertionError("no progress expected")
+
+    async def main():
+        async with mcp_client(mcp_url(), token, mode=mode) as client:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("acme_worker_nope", {}, progress_callback=on_progress)
+            return refused.value
+
+    assert anyio.run(main).error.code == types.INVALID_PARAMS
 
 
 def test_the_logging_capability_is_declared_to_handshake_era_clients(mcp_url, token):
