@@ -20,8 +20,10 @@ from mcp_gateway import task_store, tool_calls
 from mcp_gateway.audit import record_call
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.progress_relay import bound_events
 from mcp_gateway.results import error_result
 from mcp_gateway.task_callers import CREDENTIAL_GONE, caller_now
+from mcp_gateway.task_progress import TaskStatusEvents
 from tenants.callers import Caller
 
 logger = logging.getLogger("mcp_gateway.task_runs")
@@ -62,7 +64,8 @@ def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
         )
         return error_result(CREDENTIAL_GONE)
     try:
-        return tool_calls.call_tool(task.tenant, caller, task.wire_name, task.arguments, as_task=True)
+        with bound_events(TaskStatusEvents(task)):
+            return tool_calls.call_tool(task.tenant, caller, task.wire_name, task.arguments, as_task=True)
     except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied
         return error_result(str(err))
     except InternalError as err:  # logged and audited under its error id

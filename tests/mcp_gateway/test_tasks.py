@@ -248,3 +248,20 @@ def test_tasks_result_waits_a_bounded_time_then_says_to_poll_again(mcp_url, toke
     error = run(main)
     assert error.code == types.INVALID_REQUEST
     assert "still working" in error.message and "tasks/get" in error.message
+
+
+def test_handler_progress_shows_as_the_tasks_status_message_while_it_works(mcp_url, token):
+    reader = token("reader")
+
+    async def main():
+        async with mcp_client(mcp_url(), reader) as client:
+            created = await create_task(client, "acme_reports_staged", {"seconds": 3})
+            with anyio.fail_after(30):
+                while (task := await get_task(client, created.task.task_id)).status_message is None:
+                    assert task.status == "working"
+                    await anyio.sleep(0.1)
+            return task, await wait_until_finished(client, created.task.task_id)
+
+    working, final = run(main)
+    assert working.status == "working" and working.status_message == "1/2: halfway"
+    assert final.status == "completed"

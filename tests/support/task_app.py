@@ -14,6 +14,14 @@ def handle(request):
     time.sleep(request.body["seconds"])
     return {"label": request.body["label"], "slept": request.body["seconds"]}
 """,
+    "server/staged.py": """
+import time
+
+def handle(request):
+    request.progress(1, 2, "halfway")
+    time.sleep(request.body["seconds"])
+    return {"staged": True}
+""",
     "server/quick.py": """
 def handle(request):
     return {"quick": True}
@@ -47,6 +55,7 @@ MANIFEST = {
             "timeoutMs": 60_000,
         },
         "GET /quick": {"handler": "server/quick.py", "auth": "user"},
+        "POST /staged": {"handler": "server/staged.py", "auth": "user"},
         "GET /plain": {"handler": "server/quick.py", "auth": "user"},
     },
     "mcp": {
@@ -58,6 +67,7 @@ MANIFEST = {
                 task="required",
             ),
             _tool("quick", "GET /quick", task="optional"),
+            _tool("staged", "POST /staged", {"seconds": {"type": "number", "maximum": 10}}, task="optional"),
             _tool("plain", "GET /plain"),
         ]
     },
