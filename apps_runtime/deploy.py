@@ -81,6 +81,7 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "annotations": tool.get("annotations") or {},
         "maxOutputTokens": tool.get("maxOutputTokens"),
         "task": tool.get("task"),
+        "confirm": tool.get("confirm") is True,
         "route": tool["route"],
         "routeAuth": route_spec["auth"],
         "access": defaults.app_access(manifest),

@@ -39,6 +39,7 @@ class CatalogEntry:
     max_output_tokens: int | None = None  # the manifest's maxOutputTokens; None: the tenant's default
     rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
     task_support: str | None = None  # "optional" or "required" (the manifest's "task"), else None
+    confirm: bool = False  # ask the user before the route runs (manifest option "confirm")
 
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
@@ -130,6 +131,7 @@ def _app_entry(row: Tool) -> CatalogEntry:
         route_auth=parse_auth(d["routeAuth"]),
         max_output_tokens=d.get("maxOutputTokens"),
         rate_limit=RateLimit.from_json(d["rateLimit"]) if d.get("rateLimit") else None,
+        confirm=d.get("confirm") is True,
     )
 
 

@@ -4,6 +4,8 @@
   ``anyOf``/``oneOf``/``allOf``, and then drop the whole server, not just the tool.
 - Annotations: without ``readOnlyHint``/``destructiveHint`` clients treat a tool as destructive and ask
   before every call; some refuse a tool without ``destructiveHint``.
+- Confirmation: a tool with ``destructiveHint: true`` should have ``confirm: true``, so the gateway
+  asks the user before it runs.
 - Descriptions under ``SHORT_DESCRIPTION`` characters rarely tell a model when to pick the tool.
 """
 
@@ -40,6 +42,12 @@ def compatibility_warnings(manifest: Any) -> Iterator[Problem]:
                 child(base, "annotations"),
                 f"add {' and '.join(missing)}: without them clients treat the tool as destructive and "
                 "ask before each call, and some (OpenAI) refuse a tool without destructiveHint",
+            )
+        if annotations.get("destructiveHint") is True and tool.get("confirm") is not True:
+            yield Problem(
+                child(base, "confirm"),
+                'destructiveHint is true but confirm is not: add "confirm": true so the user is asked '
+                "before each call (agents call tools with nobody watching)",
             )
         description = tool.get("description")
         if isinstance(description, str) and 0 < len(description.strip()) < SHORT_DESCRIPTION:

@@ -223,6 +223,14 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                         "directly; required: only as a task."
                     ),
                 },
+                "confirm": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": (
+                        "Ask the user to confirm (MCP elicitation) before the route runs; give it to "
+                        "tools with destructiveHint true."
+                    ),
+                },
                 "annotations": {
                     "type": "object",
                     "title": "Hints to clients",

@@ -279,6 +279,7 @@ INVALID = {
     ),
     "annotation title not a string": ([(f"{TOOL}/annotations/title", 1)], [f"{TOOL}/annotations/title"]),
     "annotations not an object": ([(f"{TOOL}/annotations", [])], [f"{TOOL}/annotations"]),
+    "confirm not a boolean": ([(f"{TOOL}/confirm", "yes")], [f"{TOOL}/confirm"]),
     # jobs
     "jobs not an object": ([("/jobs", [])], ["/jobs"]),
     "job name in capitals": (

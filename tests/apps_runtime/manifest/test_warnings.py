@@ -41,6 +41,11 @@ WARNED = {
     "no annotations": ([(f"{TOOL}/annotations", DELETE)], [f"{TOOL}/annotations"]),
     "no destructiveHint": ([(f"{TOOL}/annotations/destructiveHint", DELETE)], [f"{TOOL}/annotations"]),
     "no readOnlyHint": ([(f"{TOOL}/annotations/readOnlyHint", DELETE)], [f"{TOOL}/annotations"]),
+    "destructive without confirm": ([(f"{TOOL}/annotations/destructiveHint", True)], [f"{TOOL}/confirm"]),
+    "destructive with confirm false": (
+        [(f"{TOOL}/annotations/destructiveHint", True), (f"{TOOL}/confirm", False)],
+        [f"{TOOL}/confirm"],
+    ),
     "short description": ([(f"{TOOL}/description", "Finds cases.")], [f"{TOOL}/description"]),
     "description of 19 characters": ([(f"{TOOL}/description", "d" * 19)], [f"{TOOL}/description"]),
 }
@@ -60,6 +65,8 @@ NOT_WARNED = {
     ],
     "a keyword word inside data": [(f"{INPUT}/properties/query/enum", [{"$ref": "x"}, "not"])],
     "description of 20 characters": [(f"{TOOL}/description", "d" * 20)],
+    "destructive with confirm": [(f"{TOOL}/annotations/destructiveHint", True), (f"{TOOL}/confirm", True)],
+    "confirm without destructiveHint true": [(f"{TOOL}/confirm", True)],
     "both hints present, even false": [
         (f"{TOOL}/annotations", {"readOnlyHint": False, "destructiveHint": False})
     ],
@@ -93,3 +100,11 @@ def test_several_warnings_are_all_returned():
     assert warnings_of(edits) == sorted(
         [f"{TOOL}/annotations", f"{TOOL}/description", f"{INPUT}/$defs", "/mcp/tools/1/annotations"]
     )
+
+
+def test_a_destructive_tool_without_confirm_is_told_to_add_it():
+    warnings = validate_manifest(edited([(f"{TOOL}/annotations/destructiveHint", True)]), FILES)
+    assert [(w.pointer, w.message.split(":")[0]) for w in warnings] == [
+        (f"{TOOL}/confirm", "destructiveHint is true but confirm is not")
+    ]
+    assert '"confirm": true' in warnings[0].message
