@@ -86,6 +86,11 @@ SETTINGS: dict[str, SettingSpec] = {
             minimum=100,
             maximum=1_000_000,
         ),
+        SettingSpec(
+            "confirmDestructiveTools",
+            True,
+            "Ask the user before tools marked confirm run; off, they run without asking.",
+        ),
     )
 }
 
