@@ -349,6 +349,10 @@ TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
 TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
 TASK_RUN_GRACE_SECONDS = _env_int("TASK_RUN_GRACE_SECONDS", 30)
 
+# MCP confirmations (tools marked "confirm"): how long the user has to answer, on the call's stream
+# (handshake-era clients) or before the sealed requestState of a 2026-07-28 retry expires.
+MCP_CONFIRM_SECONDS = _env_float("MCP_CONFIRM_SECONDS", 300.0)
+
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
 # django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration
 # and client ID metadata documents, tokens and codes hashed at rest, refresh tokens rotated (a

@@ -17,6 +17,7 @@ from mcp_gateway import log_levels, tool_calls
 from mcp_gateway.auth import current_request, gateway_request
 from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
+from mcp_gateway.elicitation import confirm_call, request_state_boundary
 from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
 from mcp_gateway.links import remember_call_origin
 from mcp_gateway.list_pages import ListPages
@@ -86,7 +87,12 @@ def build_server(notifier: Notifier) -> GatewayServer:
         gw = gateway_request(ctx)
         remember_call_origin(ctx.request.scope if ctx.request is not None else None)
         try:
-            return await in_thread(tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments)
+            confirmation = await confirm_call(ctx, gw, params)
+            if isinstance(confirmation, types.InputRequiredResult):
+                return confirmation  # a 2026-07-28 client asks its user, then retries the call
+            return await in_thread(
+                tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments, confirmation
+            )
         except ToolUnavailable as err:
             raise MCPError(err.code, str(err)) from err
 
@@ -113,4 +119,5 @@ def build_server(notifier: Notifier) -> GatewayServer:
     # Declares the logging capability (handshake era); registered after construction, where the SDK
     # would warn that 2026-07-28 dropped it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, log_levels.set_level)
+    server.middleware.append(request_state_boundary())
     return server

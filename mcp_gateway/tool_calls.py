@@ -14,6 +14,7 @@ from mcp_gateway.arguments import argument_problems
 from mcp_gateway.audit import audited_call
 from mcp_gateway.builtins import BUILTINS
 from mcp_gateway.catalog import CatalogEntry, catalog_for
+from mcp_gateway.confirmation import Confirmation, refusal
 from mcp_gateway.cursors import decode_cursor, encode_cursor
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.links import app_route_url
@@ -62,10 +63,17 @@ def resolve_tool(tenant: Tenant, caller: Caller, name: str) -> CatalogEntry:
 
 
 def call_tool(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None, *, as_task: bool = False
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict[str, Any] | None,
+    confirmation: Confirmation | None = None,
+    *,
+    as_task: bool = False,
 ) -> types.CallToolResult:
     """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
 
+    A tool marked ``confirm`` runs only with the user's ``confirmation`` (see ``elicitation``).
     ``as_task``: this is the background run of an MCP task (``task_runs.py``), which may take up to
     TASK_MAX_TIMEOUT_MS; otherwise a tool whose ``task`` is ``required`` is refused.
 
@@ -75,11 +83,18 @@ def call_tool(
     """
     arguments = arguments or {}
     with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
-        return _call(tenant, caller, name, arguments, audit, as_task=as_task)
+        return _call(tenant, caller, name, arguments, audit, confirmation, as_task=as_task)
 
 
 def _call(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict, audit: dict, *, as_task: bool = False
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict,
+    audit: dict,
+    confirmation: Confirmation | None,
+    *,
+    as_task: bool = False,
 ) -> types.CallToolResult:
     entry = resolve_tool(tenant, caller, name)
     if not as_task:
@@ -93,9 +108,17 @@ def _call(
     if refused is not None:
         audit["outcome"] = Outcome.RATE_LIMITED
         return refused
+    refused = refusal(tenant, entry, confirmation)
+    if refused is not None:
+        audit["outcome"] = Outcome.DECLINED
+        return refused
     if entry.builtin is not None:
-        return _call_builtin(tenant, caller, entry, arguments, audit)
-    return _call_app_tool(tenant, caller, entry, arguments, audit, as_task=as_task)
+        result = _call_builtin(tenant, caller, entry, arguments, audit)
+    else:
+        result = _call_app_tool(tenant, caller, entry, arguments, audit, as_task=as_task)
+    if audit["outcome"] == Outcome.OK and confirmation is not None and confirmation.accepted:
+        audit["outcome"] = Outcome.CONFIRMED
+    return result
 
 
 def _call_builtin(
