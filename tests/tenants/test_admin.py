@@ -41,6 +41,7 @@ def test_settings_are_edited_in_the_tenant_form(admin_client, make_tenant):
     assert response.status_code == 302
     tenant.refresh_from_db()
     assert tenant.get_settings() == {
+        "confirmDestructiveTools": False,  # an unticked box
         "customAppsMcpTools": False,
         "maxOutputTokens": 5000,
         "mcpServer": True,
@@ -241,7 +242,13 @@ def test_the_prefix_and_slug_are_read_only_once_the_tenant_exists(admin_client, 
 
 def test_a_tenant_made_and_renamed_in_the_admin_is_audited(admin_client):
     add = {"slug": "beta", "name": "Beta", "mcp_prefix": "beta", **tenant_form_management()}
-    add.update({"setting_mcpServer": "on", "setting_customAppsMcpTools": "on"})
+    add.update(
+        {
+            "setting_mcpServer": "on",
+            "setting_customAppsMcpTools": "on",
+            "setting_confirmDestructiveTools": "on",
+        }
+    )
     assert admin_client.post("/admin/tenants/tenant/add/", add).status_code == 302
     beta = Tenant.objects.get(slug="beta")
     assert (

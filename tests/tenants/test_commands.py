@@ -119,7 +119,8 @@ def test_issue_token_refuses_bad_input(make_tenant, make_member, args, culprit):
 def test_tenant_setting_lists_reads_and_sets(make_tenant):
     tenant = make_tenant("acme")
     assert run("tenant_setting", "acme") == (
-        "customAppsMcpTools true\nmaxOutputTokens 20000\nmcpServer true\ntoolRateLimit null\n"
+        "confirmDestructiveTools true\ncustomAppsMcpTools true\nmaxOutputTokens 20000\nmcpServer true\n"
+        "toolRateLimit null\n"
     )
     assert run("tenant_setting", "acme", "mcpServer", "false") == "mcpServer false\n"
     assert run("tenant_setting", "acme", "mcpServer") == "mcpServer false\n"

@@ -9,6 +9,7 @@ pytestmark = pytest.mark.django_db
 
 def test_settings_default_to_on(make_tenant):
     assert make_tenant().get_settings() == {
+        "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,
         "mcpServer": True,
