@@ -72,8 +72,7 @@ def needs_stream(
         return True
     catalog = cached_catalog(tenant)
     entry = catalog.by_name.get(params.get("name")) if catalog is not None else None
-    # ``confirm`` is the manifest's tool option; an entry without the field never confirms.
-    return entry is not None and entry.visible_to(caller) and getattr(entry, "confirm", False) is True
+    return entry is not None and entry.visible_to(caller) and entry.confirm
 
 
 async def warm_catalog(tenant: Tenant) -> TenantCatalog | None:
