@@ -71,9 +71,19 @@ class Confirmation:
         return self.verdict in (Verdict.ACCEPTED, Verdict.NOT_ASKED)
 
 
+# A task is created only once its tools/call was confirmed (or needed no confirmation): its run,
+# later and with nobody to ask, goes ahead on that yes.
+CONFIRMED_AT_CREATION = Confirmation(Verdict.ACCEPTED)
+
+
 def needs_confirmation(tenant: Tenant, entry: CatalogEntry) -> bool:
     """Whether calls of ``entry`` wait for the user: a ``confirm`` tool, and the tenant's setting on."""
     return entry.confirm and tenant.setting(SETTING)
+
+
+def confirmed(entry: CatalogEntry, confirmation: Confirmation | None) -> bool:
+    """Whether the user said yes to running this call of a ``confirm`` tool (its audit says ``confirmed``)."""
+    return entry.confirm and confirmation is not None and confirmation.accepted
 
 
 def verdict_of(answer: types.ElicitResult) -> Verdict:

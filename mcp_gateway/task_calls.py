@@ -16,6 +16,7 @@ from django.utils import timezone
 from mcp_gateway import task_store
 from mcp_gateway.arguments import argument_problems
 from mcp_gateway.audit import audited_call
+from mcp_gateway.confirmation import Confirmation, refusal
 from mcp_gateway.exceptions import TaskLimitReached
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.rate_limits import enforce_rate_limit
@@ -61,7 +62,12 @@ def created_result(task: ToolTask) -> dict[str, Any]:
 
 
 def create_task(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None, ttl_ms: int | None
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict[str, Any] | None,
+    ttl_ms: int | None,
+    confirmation: Confirmation | None = None,
 ) -> dict[str, Any]:
     """Answer a task-augmented ``tools/call``: the task, or a tool error; audited either way.
 
@@ -71,11 +77,17 @@ def create_task(
     """
     arguments = arguments or {}
     with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
-        return _create(tenant, caller, name, arguments, ttl_ms, audit)
+        return _create(tenant, caller, name, arguments, ttl_ms, audit, confirmation)
 
 
 def _create(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict, ttl_ms: int | None, audit: dict
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict,
+    ttl_ms: int | None,
+    audit: dict,
+    confirmation: Confirmation | None,
 ) -> dict[str, Any]:
     entry = resolve_tool(tenant, caller, name)
     refuse_task_call(entry)
@@ -87,6 +99,10 @@ def _create(
     refused = enforce_rate_limit(tenant, caller, entry)
     if refused is not None:
         audit["outcome"] = Outcome.RATE_LIMITED
+        return _wire(refused)
+    refused = refusal(tenant, entry, confirmation)  # the run will go ahead on this call's yes
+    if refused is not None:
+        audit["outcome"] = Outcome.DECLINED
         return _wire(refused)
     try:
         task = task_store.create(tenant, caller, name, arguments, ttl_ms)

@@ -28,6 +28,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway import task_calls
 from mcp_gateway.auth import gateway_request
 from mcp_gateway.concurrency import in_thread
+from mcp_gateway.elicitation import confirm_call
 from mcp_gateway.exceptions import InternalError, InvalidCursor, TaskFinished, TaskNotFound, ToolUnavailable
 from mcp_gateway.list_pages import sdk_would_serve
 
@@ -60,8 +61,9 @@ class TaskCalls:
         gw = gateway_request(ctx)
         ttl = call.task.ttl if call.task is not None else None
         try:
+            confirmation = await confirm_call(ctx, gw, call)  # handshake era: never input-required
             return await in_thread(
-                task_calls.create_task, gw.tenant, gw.caller, call.name, call.arguments, ttl
+                task_calls.create_task, gw.tenant, gw.caller, call.name, call.arguments, ttl, confirmation
             )
         except ToolUnavailable as err:
             raise MCPError(err.code, str(err)) from err

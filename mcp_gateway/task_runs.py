@@ -18,6 +18,7 @@ from apps_runtime.dispatch import effective_timeout_ms, load_app
 from apps_runtime.exceptions import RuntimeDomainError
 from mcp_gateway import task_store, tool_calls
 from mcp_gateway.audit import record_call
+from mcp_gateway.confirmation import CONFIRMED_AT_CREATION
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.progress_relay import bound_events
@@ -65,7 +66,9 @@ def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
         return error_result(CREDENTIAL_GONE)
     try:
         with bound_events(TaskStatusEvents(task)):
-            return tool_calls.call_tool(task.tenant, caller, task.wire_name, task.arguments, as_task=True)
+            return tool_calls.call_tool(
+                task.tenant, caller, task.wire_name, task.arguments, CONFIRMED_AT_CREATION, as_task=True
+            )
     except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied
         return error_result(str(err))
     except InternalError as err:  # logged and audited under its error id

@@ -14,7 +14,7 @@ from mcp_gateway.arguments import argument_problems
 from mcp_gateway.audit import audited_call
 from mcp_gateway.builtins import BUILTINS
 from mcp_gateway.catalog import CatalogEntry, catalog_for
-from mcp_gateway.confirmation import Confirmation, refusal
+from mcp_gateway.confirmation import Confirmation, confirmed, refusal
 from mcp_gateway.cursors import decode_cursor, encode_cursor
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.links import app_route_url
@@ -116,7 +116,7 @@ def _call(
         result = _call_builtin(tenant, caller, entry, arguments, audit)
     else:
         result = _call_app_tool(tenant, caller, entry, arguments, audit, as_task=as_task)
-    if audit["outcome"] == Outcome.OK and confirmation is not None and confirmation.accepted:
+    if audit["outcome"] == Outcome.OK and confirmed(entry, confirmation):
         audit["outcome"] = Outcome.CONFIRMED
     return result
 

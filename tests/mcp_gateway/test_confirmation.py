@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import anyio
+import mcp.types as types
 import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS, ElicitResult, InputRequiredResult
 
 from apps_runtime.models import Record
-from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.models import ToolCallAudit, ToolTask
 from tenants import actions
 from tests.mcp_gateway.conftest import mcp_client
+from tests.support.task_client import create_task, send, wait_until_finished
 
 ERAS = ["legacy", "2026-07-28"]
 WIPE = "acme_ledger_wipe"
+WIPE_LATER = "acme_ledger_wipe_later"
 PEEK = "acme_ledger_peek"
 MANIFEST = {
     "name": "ledger",
@@ -42,6 +45,20 @@ MANIFEST = {
                     "properties": {"account": {"type": "string"}, "reason": {"type": "string"}},
                     "required": ["account"],
                     "additionalProperties": False,
+                },
+                "annotations": {"readOnlyHint": False, "destructiveHint": True},
+            },
+            {
+                "name": "wipe_later",
+                "title": "Wipe an account in the background",
+                "description": "Deletes every entry of an account as an MCP task; it cannot be undone.",
+                "route": "POST /accounts/{account}/wipe",
+                "confirm": True,
+                "task": "optional",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"account": {"type": "string"}},
+                    "required": ["account"],
                 },
                 "annotations": {"readOnlyHint": False, "destructiveHint": True},
             },
@@ -109,12 +126,9 @@ def runs() -> int:
     return Record.objects.filter(tenant__slug="acme", collection="wipes").count()
 
 
-def outcomes() -> list[str]:
-    return list(
-        ToolCallAudit.objects.filter(tenant__slug="acme", wire_name=WIPE)
-        .order_by("id")
-        .values_list("outcome", flat=True)
-    )
+def outcomes(tool: str = WIPE) -> list[str]:
+    rows = ToolCallAudit.objects.filter(tenant__slug="acme", wire_name=tool).order_by("id")
+    return list(rows.values_list("outcome", flat=True))
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -293,3 +307,37 @@ def test_a_replayed_answer_is_asked_again_instead_of_running_again(mcp_url, alic
     assert modern(mcp_url(), alice, body) == ["CallToolResult", "InputRequiredResult"]
     assert runs() == 1
     assert outcomes() == ["confirmed"]
+
+
+# Task-augmented calls (2025-11-25): the user is asked before the task is created.
+
+
+def test_a_confirmed_task_call_creates_the_task_and_its_run_goes_ahead(mcp_url, alice):
+    user = User("accept", {"confirm": True})
+
+    async def main():
+        async with mcp_client(mcp_url(), alice, elicitation_callback=user) as client:
+            created = await create_task(client, WIPE_LATER, {"account": "acct-1"})
+            return await wait_until_finished(client, created.task.task_id)
+
+    assert anyio.run(main).status == "completed"
+    assert len(user.asked) == 1 and runs() == 1
+    assert outcomes(WIPE_LATER) == ["task_created", "confirmed"]
+
+
+def test_a_declined_task_call_creates_no_task(mcp_url, alice):
+    user = User("decline")
+
+    async def main():
+        async with mcp_client(mcp_url(), alice, elicitation_callback=user) as client:
+            request = types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name=WIPE_LATER, arguments={"account": "acct-1"}, task=types.TaskMetadata()
+                )
+            )
+            return types.CallToolResult.model_validate(await send(client, request))
+
+    result = anyio.run(main)
+    assert result.is_error is True and result.content[0].text.startswith("The user declined")
+    assert not ToolTask.objects.filter(tenant__slug="acme").exists() and runs() == 0
+    assert outcomes(WIPE_LATER) == ["declined"]
