@@ -24,6 +24,7 @@ import anyio  # noqa: E402
 from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
 from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
 from mcp_gateway.http import Gateway  # noqa: E402  (needs Django set up)
+from mcp_gateway.tasks import sweep as sweep_tool_tasks  # noqa: E402
 
 gateway = Gateway()
 
@@ -37,7 +38,7 @@ async def _lifespan(receive, send) -> None:
         await send({"type": "lifespan.startup.failed", "message": str(err)})
         return
     # With no broker there is no beat: this process ticks the job scheduler itself.
-    clock = InProcessClock() if settings.JOBS_IN_PROCESS_CLOCK else None
+    clock = InProcessClock(also=[sweep_tool_tasks]) if settings.JOBS_IN_PROCESS_CLOCK else None
     if clock is not None:
         clock.start()
     try:

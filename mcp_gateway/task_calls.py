@@ -23,6 +23,7 @@ from mcp_gateway.rate_limits import enforce_rate_limit
 from mcp_gateway.results import error_result, invalid_arguments_result
 from mcp_gateway.task_modes import refuse_task_call
 from mcp_gateway.task_queue import send_on_commit
+from mcp_gateway.task_runs import audit_lost
 from mcp_gateway.tool_calls import resolve_tool
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -115,21 +116,29 @@ def _create(
 
 
 def get_task(tenant: Tenant, caller: Caller, task_id: str) -> types.GetTaskResult:
-    """The caller's task; a queued one whose run was forgotten (its server died) is sent again.
+    """The caller's task, caught up if the process running it died (``_catch_up``).
 
     Raises:
         TaskNotFound: unknown, expired or another caller's.
     """
     task = task_store.owned(tenant, caller, task_id)
-    _revive(task)
+    _catch_up(task)
     return types.GetTaskResult(**task_model(task).model_dump())
 
 
-def _revive(task: ToolTask) -> None:
-    if task_store.forgotten(task):
+def _catch_up(task: ToolTask) -> None:
+    """A task whose server or worker died: a queued run is sent again, a running one ends failed.
+
+    The sweep does the same for every tenant each minute; a caller polling need not wait for it.
+    """
+    now = timezone.now()
+    if task_store.forgotten(task, now):
         logger.info("Task %s was queued and never started: sending its run again", task.task_id)
-        task_store.mark_resent([task.task_id], timezone.now())
+        task_store.mark_resent([task.task_id], now)
         send_on_commit([task.task_id])
+    elif task_store.lost(task, now) and task_store.fail_lost(task, now):
+        audit_lost(task)
+        task.refresh_from_db()
 
 
 def list_tasks(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListTasksResult:
@@ -159,7 +168,8 @@ def task_payload(tenant: Tenant, caller: Caller, task_id: str) -> dict[str, Any]
     """
     task = task_store.owned(tenant, caller, task_id)
     if not task.finished:
-        _revive(task)
+        _catch_up(task)
+    if not task.finished:
         return None
     payload = dict(task.result) if task.result else _wire(error_result(CANCELLED_RESULT))
     payload["_meta"] = {**(payload.get("_meta") or {}), RELATED_TASK: {"taskId": task.task_id}}

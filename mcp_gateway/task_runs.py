@@ -82,3 +82,16 @@ def _bounded(wire: dict) -> dict:
         return wire
     message = f"The tool's result is {size} bytes, over the {limit} bytes a task keeps"
     return error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def audit_lost(task: ToolTask) -> None:
+    """The audit row of a run lost with its process (``task_store.fail_lost`` has ended the task)."""
+    logger.warning("Task %s: its run was lost with its process", task.task_id)
+    created_by = task_store.caller_from_snapshot(task.tenant_id, task.caller)
+    record_call(
+        created_by,
+        task.wire_name,
+        task.arguments,
+        outcome=ToolCallAudit.Outcome.PLATFORM_ERROR,
+        duration_ms=0,
+    )

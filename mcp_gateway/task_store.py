@@ -187,6 +187,12 @@ def forgotten(task: ToolTask, now: datetime | None = None) -> bool:
     )
 
 
+def lost(task: ToolTask, now: datetime | None = None) -> bool:
+    """A running task past its deadline: the process running it died (a restart, a crash)."""
+    now = now or timezone.now()
+    return task.status == Status.WORKING and task.deadline is not None and task.deadline < now
+
+
 def mark_resent(task_ids: list[str], now: datetime) -> None:
     ToolTask.all_tenants.filter(task_id__in=task_ids, status=Status.WORKING, started_at__isnull=True).update(
         updated_at=now

@@ -7,9 +7,7 @@ import logging
 from celery import shared_task
 
 from mcp_gateway import task_queue, task_store
-from mcp_gateway.audit import record_call
-from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.task_runs import execute_task
+from mcp_gateway.task_runs import audit_lost, execute_task
 
 logger = logging.getLogger("mcp_gateway.tasks")
 
@@ -30,14 +28,6 @@ def sweep() -> dict:
     """Send forgotten runs again, fail and audit lost ones, purge expired tasks."""
     swept = task_store.sweep()
     for task in swept.lost:
-        logger.warning("Task %s: its run was lost with its process", task.task_id)
-        caller = task_store.caller_from_snapshot(task.tenant_id, task.caller)
-        record_call(
-            caller,
-            task.wire_name,
-            task.arguments,
-            outcome=ToolCallAudit.Outcome.PLATFORM_ERROR,
-            duration_ms=0,
-        )
+        audit_lost(task)
     task_queue.send_on_commit(swept.resend)
     return {"resent": len(swept.resend), "lost": len(swept.lost), "purged": swept.purged}

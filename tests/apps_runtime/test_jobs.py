@@ -526,3 +526,18 @@ def test_the_clock_thread_keeps_ticking_after_a_failed_tick(monkeypatch):
         wait_until(lambda: len(ticks) >= 3, "three ticks")
     finally:
         ticking.stop()
+
+
+def test_the_in_process_clock_runs_its_other_upkeep_even_when_the_tick_fails(monkeypatch):
+    def tick():
+        raise RuntimeError("the database went away")
+
+    swept = []
+    monkeypatch.setattr(clock, "tick", tick)
+    monkeypatch.setattr(clock, "close_old_connections", lambda: None)
+    ticking = clock.InProcessClock(every=0.01, also=[lambda: swept.append(1)])
+    ticking.start()
+    try:
+        wait_until(lambda: len(swept) >= 2, "two sweeps")
+    finally:
+        ticking.stop()

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from mcp_gateway import task_store
+from mcp_gateway import task_calls, task_store
 from mcp_gateway.exceptions import InvalidCursor, TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tasks import sweep
@@ -121,3 +121,15 @@ def test_an_expired_task_is_not_found_before_the_sweep_purges_it(acme, caller):
     with pytest.raises(TaskNotFound):
         task_store.owned(acme, who, task.task_id)
     assert task_store.page(acme, who, None, 10) == ([], None)
+
+
+def test_polling_a_task_whose_run_was_lost_ends_it_failed_without_waiting_for_the_sweep(acme, caller):
+    who = caller()
+    task = make(acme, who)
+    task_store.claim(task, 100)
+    ToolTask.all_tenants.filter(pk=task.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+    polled = task_calls.get_task(acme, who, task.task_id)
+    assert polled.status == "failed" and polled.status_message == task_store.LOST_MESSAGE
+    payload = task_calls.task_payload(acme, who, task.task_id)
+    assert payload["isError"] is True
+    assert ToolCallAudit.all_tenants.get(wire_name=WIRE).outcome == ToolCallAudit.Outcome.PLATFORM_ERROR
