@@ -218,11 +218,16 @@ def test_the_dispatcher_serves_every_tenant_and_only_active_versions(scheduled, 
     assert scheduled_minutes(scheduled) == ["10:15", "10:30"] and scheduled_minutes(other) == ["10:15"]
 
 
-def test_beat_runs_the_dispatcher_every_minute_and_the_reaper():
+def test_beat_runs_the_dispatcher_every_minute_the_reaper_and_the_mcp_tasks_sweep():
     entries = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert set(entries) == {"apps_runtime.dispatch_due_jobs", "apps_runtime.reap_job_runs"}
+    assert set(entries) == {
+        "apps_runtime.dispatch_due_jobs",
+        "apps_runtime.reap_job_runs",
+        "mcp_gateway.sweep_tool_tasks",
+    }
     assert str(entries["apps_runtime.dispatch_due_jobs"]).startswith("<crontab: * * * * *")
     import apps_runtime.tasks  # noqa: F401  (the worker imports it through autodiscovery)
+    import mcp_gateway.tasks  # noqa: F401
 
     assert set(entries) <= set(celery_app.tasks)
 
