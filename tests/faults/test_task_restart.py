@@ -1,8 +1,8 @@
-"""An MCP task survives a server restart: it lives in the database, and its run is sent again.
+"""MCP tasks across a server restart: they live in the database.
 
-The first server has a broker but no worker, so the task is still queued when it is SIGKILLed;
-the restarted server (in-process runs, no broker) sends the forgotten run again when the task is
-polled, and the client reads the result it was promised.
+A task still queued when the server is SIGKILLed (the first server has a broker but no worker) is
+sent again by the restarted server when it is polled, and the client reads the result it was
+promised. A task whose run was under way is not run twice: once past its time limit it ends failed.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import anyio
 import mcp.types as types
 import pytest
 
+from mcp_gateway.task_store import LOST_MESSAGE
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.platform_process import PlatformProcess, migrated_database
 from tests.support.task_client import create_task, get_task, send, wait_until_finished
@@ -83,3 +84,36 @@ def test_a_task_queued_when_the_server_dies_finishes_after_the_restart(platform)
     final, result = anyio.run(finish)
     assert final.status == "completed"
     assert types.CallToolResult.model_validate(result).structured_content == {"label": "survivor", "slept": 0}
+
+
+def test_a_task_running_when_the_server_dies_ends_failed_and_is_not_run_again(tmp_path):
+    database = migrated_database(tmp_path)
+    platform = PlatformProcess(tmp_path, database.url, env={"TASK_RUN_GRACE_SECONDS": "0"})
+    try:
+        tokens = platform.python(SEED)
+        platform.start()
+        url = f"{platform.base_url}/t/acme/mcp"
+
+        async def start_running():
+            async with mcp_client(url, tokens["reader"]) as client:
+                created = await create_task(client, "acme_reports_staged", {"seconds": 10})
+                with anyio.fail_after(30):  # its handler has reported progress: it is running
+                    while (await get_task(client, created.task.task_id)).status_message is None:
+                        await anyio.sleep(0.1)
+                return created.task.task_id
+
+        task_id = anyio.run(start_running)
+        platform.kill()
+        platform.start()
+
+        async def outcome():
+            async with mcp_client(url, tokens["reader"]) as client:
+                final = await wait_until_finished(client, task_id)
+                return final, await send(client, types.GetTaskPayloadRequest(params={"taskId": task_id}))
+
+        final, result = anyio.run(outcome)
+    finally:
+        platform.stop()
+        database.drop()
+    assert final.status == "failed" and final.status_message == LOST_MESSAGE
+    assert types.CallToolResult.model_validate(result).is_error is True
