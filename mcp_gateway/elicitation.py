@@ -17,6 +17,7 @@ schema go straight to the call, which refuses them as usual.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import secrets
@@ -29,13 +30,14 @@ import mcp.types as types
 from django.conf import settings
 from django.utils.crypto import salted_hmac
 from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_gateway.arguments import argument_problems
-from mcp_gateway.audit import arguments_hash
+from mcp_gateway.audit import arguments_hash, record_call
 from mcp_gateway.auth import GATEWAY_SCOPE_KEY, GatewayRequest
 from mcp_gateway.catalog import cached_catalog
 from mcp_gateway.concurrency import in_thread
@@ -49,12 +51,16 @@ from mcp_gateway.confirmation import (
     verdict_of,
 )
 from mcp_gateway.exceptions import ToolUnavailable
+from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tool_calls import resolve_tool
 
 logger = logging.getLogger("mcp_gateway.elicitation")
 
 AUDIENCE = "lowcode-platform/mcp"
 _STATE_VERSION = 1
+# The data of the SDK boundary's one refusal (``request_state._reject``): a frozen wire shape.
+_STATE_REFUSED = {"reason": "invalid_request_state"}
+Outcome = ToolCallAudit.Outcome
 
 
 async def confirm_call(
@@ -198,6 +204,32 @@ def _bound_principal(ctx: ServerRequestContext) -> str | None:
     return principal_of(gw)
 
 
+class AuditedRequestStateBoundary(RequestStateBoundary):
+    """The SDK's boundary; a tools/call it refuses (another caller, other arguments, expired) is
+    audited ``denied``, as every refused call is."""
+
+    async def __call__(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
+        try:
+            return await super().__call__(ctx, call_next)
+        except MCPError as err:
+            if ctx.method == "tools/call" and err.data == _STATE_REFUSED:
+                await _audit_refused_state(ctx)
+            raise
+
+
+async def _audit_refused_state(ctx: ServerRequestContext) -> None:
+    gw = ctx.request.scope.get(GATEWAY_SCOPE_KEY) if ctx.request is not None else None
+    params = ctx.params or {}
+    if gw is None:
+        return
+    name = str(params.get("name", ""))[:128]
+    await in_thread(
+        functools.partial(
+            record_call, gw.caller, name, params.get("arguments") or {}, outcome=Outcome.DENIED, duration_ms=0
+        )
+    )
+
+
 def request_state_boundary() -> RequestStateBoundary:
     """The SDK middleware sealing and checking ``requestState``, keyed from SECRET_KEY and its fallbacks."""
     keys = [
@@ -207,4 +239,4 @@ def request_state_boundary() -> RequestStateBoundary:
     security = RequestStateSecurity(
         keys=keys, ttl=float(settings.MCP_CONFIRM_SECONDS), bind_principal=_bound_principal
     )
-    return RequestStateBoundary(security, default_audience=AUDIENCE)
+    return AuditedRequestStateBoundary(security, default_audience=AUDIENCE)

@@ -175,6 +175,29 @@ def test_a_declined_or_cancelled_confirmation_runs_nothing(mcp_url, alice, mode,
     assert outcomes() == ["declined"]
 
 
+def test_a_question_not_answered_in_time_runs_nothing(mcp_url, alice, settings):
+    settings.MCP_CONFIRM_SECONDS = 0.5  # read per call by the live server in this process
+
+    async def never_answers(context, params):
+        await anyio.sleep_forever()
+
+    result = call(mcp_url(), alice, "legacy", elicitation_callback=never_answers)
+
+    assert result.is_error is True and result.content[0].text.startswith("The user cancelled")
+    assert runs() == 0
+    assert outcomes() == ["declined"]
+
+
+def test_a_client_answering_the_question_with_an_error_runs_nothing(mcp_url, alice):
+    async def refuses(context, params):
+        return types.ErrorData(code=types.INVALID_REQUEST, message="no forms here")
+
+    result = call(mcp_url(), alice, "legacy", elicitation_callback=refuses)
+
+    assert result.is_error is True and result.content[0].text.startswith("The user cancelled")
+    assert runs() == 0
+
+
 @pytest.mark.parametrize("mode", ERAS)
 def test_a_client_that_cannot_ask_gets_an_error_and_nothing_runs(mcp_url, alice, mode):
     result = call(mcp_url(), alice, mode)  # no elicitation_callback: no elicitation capability
@@ -261,6 +284,7 @@ def test_a_request_state_cannot_be_answered_with_another_token(mcp_url, ledger, 
 
     assert modern(mcp_url(), alice, answer_as_asked).is_error is False  # the state itself was good
     assert runs() == 1
+    assert outcomes() == ["denied", "denied", "confirmed"]  # the round that asks is not a call of its own
 
 
 def test_a_request_state_cannot_be_answered_for_other_arguments(mcp_url, alice):
@@ -277,6 +301,7 @@ def test_a_request_state_cannot_be_answered_for_other_arguments(mcp_url, alice):
 
     assert modern(mcp_url(), alice, body) == (INVALID_PARAMS, {"wiped": "acct-1"})
     assert runs() == 1
+    assert outcomes() == ["denied", "confirmed"]
 
 
 def test_an_answer_without_the_request_state_is_asked_again(mcp_url, alice):
