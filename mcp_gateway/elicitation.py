@@ -11,8 +11,8 @@
   the gateway repeats that binding and a nonce; an answered state is spent in this process, so a
   replayed retry is asked again instead of running again.
 
-Only calls that would run are asked about: unknown or hidden tools and arguments that fail the
-schema go straight to the call, which refuses them as usual.
+Only calls that would run are asked about: unknown or hidden tools, arguments that fail the schema
+and calls over their rate limit go straight to the call, which refuses them as usual.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from mcp_gateway.confirmation import (
 )
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.rate_limits import at_rate_limit
 from mcp_gateway.tool_calls import resolve_tool
 
 logger = logging.getLogger("mcp_gateway.elicitation")
@@ -97,6 +98,8 @@ def _question(gw: GatewayRequest, name: str, arguments: dict[str, Any]) -> str |
         return None
     if not entry.confirm or argument_problems(entry.validator, arguments):
         return None
+    if at_rate_limit(gw.tenant, gw.caller, entry):
+        return None  # the call itself refuses it as rate-limited
     if not needs_confirmation(gw.tenant, entry):
         return Confirmation(Verdict.NOT_ASKED)
     return confirmation_message(entry, arguments)

@@ -122,3 +122,19 @@ def hit(key: str, ttl: int, now: float) -> int | None:
     if url:
         return _hit_redis(url, key, ttl)
     return _hit_database(key, ttl, now)
+
+
+def current(key: str) -> int:
+    """Calls counted so far in the window ``key``, counting none (0 when none, or Redis unreachable)."""
+    url = settings.RATE_LIMIT_REDIS_URL
+    if url:
+        if not _health.should_try():
+            return 0
+        try:
+            value = _redis(url).get(key)
+        except redis.RedisError as err:
+            _health.failed(err)
+            return 0
+        return int(value or 0)
+    row = RateLimitCounter.objects.filter(window_key=key).values_list("count", flat=True).first()
+    return row or 0

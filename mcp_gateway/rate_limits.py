@@ -53,6 +53,20 @@ def _refusal(entry: CatalogEntry, limit: RateLimit, retry_after: int) -> types.C
     )
 
 
+def _window_key(tenant: Tenant, caller: Caller, entry: CatalogEntry, limit: RateLimit, start: int) -> str:
+    return f"{KEY_PREFIX}:{tenant.pk}:{entry.wire_name}:{_who(limit, caller)}:{start}"
+
+
+def at_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> bool:
+    """Whether the next call would be refused, without counting it: nobody is asked to confirm a
+    call that cannot run."""
+    limit = applicable_limit(tenant, entry)
+    if limit is None:
+        return False
+    start = int(clock() // limit.window_seconds) * limit.window_seconds
+    return rate_counters.current(_window_key(tenant, caller, entry, limit, start)) >= limit.calls
+
+
 def enforce_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> types.CallToolResult | None:
     """Count this call against the limit that applies; the refusal to answer with when over it, else None."""
     limit = applicable_limit(tenant, entry)
@@ -61,7 +75,7 @@ def enforce_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> t
     now = clock()
     window = limit.window_seconds
     start = int(now // window) * window
-    key = f"{KEY_PREFIX}:{tenant.pk}:{entry.wire_name}:{_who(limit, caller)}:{start}"
+    key = _window_key(tenant, caller, entry, limit, start)
     # A second past the window's end: servers' clocks differ a little.
     count = rate_counters.hit(key, ttl=start + window - int(now) + 1, now=now)
     if count is None or count <= limit.calls:

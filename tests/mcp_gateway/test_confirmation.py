@@ -9,6 +9,7 @@ from mcp import MCPError
 from mcp.types import INVALID_PARAMS, ElicitResult, InputRequiredResult
 
 from apps_runtime.models import Record
+from mcp_gateway import rate_limits
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from tenants import actions
 from tests.mcp_gateway.conftest import mcp_client
@@ -17,6 +18,7 @@ from tests.support.task_client import create_task, send, wait_until_finished
 ERAS = ["legacy", "2026-07-28"]
 WIPE = "acme_ledger_wipe"
 WIPE_LATER = "acme_ledger_wipe_later"
+WIPE_ONCE = "acme_ledger_wipe_once"
 PEEK = "acme_ledger_peek"
 MANIFEST = {
     "name": "ledger",
@@ -55,6 +57,20 @@ MANIFEST = {
                 "route": "POST /accounts/{account}/wipe",
                 "confirm": True,
                 "task": "optional",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"account": {"type": "string"}},
+                    "required": ["account"],
+                },
+                "annotations": {"readOnlyHint": False, "destructiveHint": True},
+            },
+            {
+                "name": "wipe_once",
+                "title": "Wipe an account, once an hour",
+                "description": "Deletes every entry of an account, at most once an hour.",
+                "route": "POST /accounts/{account}/wipe",
+                "confirm": True,
+                "rateLimit": {"calls": 1, "per": "hour"},
                 "inputSchema": {
                     "type": "object",
                     "properties": {"account": {"type": "string"}},
@@ -229,6 +245,20 @@ def test_tools_without_confirm_are_never_asked_about(mcp_url, alice, mode):
     result = call(mcp_url(), alice, mode, name=PEEK, elicitation_callback=user)
 
     assert result.is_error is False and user.asked == []
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_call_over_its_rate_limit_is_refused_without_asking(mcp_url, alice, mode, monkeypatch):
+    monkeypatch.setattr(rate_limits, "clock", lambda: 1_800_000_000.0)  # both calls in one window
+    user = User("accept", {"confirm": True})
+
+    first = call(mcp_url(), alice, mode, name=WIPE_ONCE, elicitation_callback=user)
+    second = call(mcp_url(), alice, mode, name=WIPE_ONCE, elicitation_callback=user)
+
+    assert first.is_error is False
+    assert second.is_error is True and second.content[0].text.startswith("Rate limit reached")
+    assert len(user.asked) == 1 and runs() == 1
+    assert outcomes(WIPE_ONCE) == ["confirmed", "rate_limited"]
 
 
 @pytest.mark.parametrize("mode", ERAS)

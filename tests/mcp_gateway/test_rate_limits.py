@@ -13,8 +13,10 @@ import pytest
 
 from apps_runtime.models import Record
 from mcp_gateway import rate_counters, rate_limits
+from mcp_gateway.catalog import catalog_for
 from mcp_gateway.models import ToolCallAudit
 from tenants import actions
+from tenants.callers import Caller
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.apps import cases_manifest
 
@@ -158,3 +160,15 @@ def test_with_redis_down_calls_go_through_uncounted_with_one_warning(
     assert [r.is_error for r in results] == [False] * 4
     warnings = [r.getMessage() for r in caplog.records if r.name == "mcp_gateway.rate_counters"]
     assert len(warnings) == 1 and "unreachable" in warnings[0]
+
+
+def test_looking_at_a_limit_before_asking_for_a_confirmation_counts_nothing(app):
+    entry = catalog_for(app).by_name[LISTING]  # 2 calls a minute for each caller
+    caller = Caller(tenant_id=app.pk, user_id=1, is_member=True)
+
+    seen = []
+    for _ in range(3):
+        seen += [rate_limits.at_rate_limit(app, caller, entry), rate_limits.at_rate_limit(app, caller, entry)]
+        seen.append(rate_limits.enforce_rate_limit(app, caller, entry) is not None)
+
+    assert seen == [False, False, False, False, False, False, True, True, True]
