@@ -18,6 +18,8 @@ def test_the_settings_page_says_what_each_switch_does(signed_in, acme):
     assert "Offer the tools of deployed apps over MCP" in body
     assert "Serve the tenant&#x27;s MCP endpoint" in body
     assert "Switch customAppsMcpTools off" in body
+    assert "Ask the user before tools marked confirm run" in body
+    assert "Switch confirmDestructiveTools off" in body
 
 
 def test_switching_a_setting_goes_through_the_action(signed_in, acme):

@@ -38,6 +38,19 @@ def test_the_tools_page_lists_every_tool_with_wire_name_annotations_and_reach(si
     assert "14 tools" in body
 
 
+def test_the_tools_page_marks_the_tools_that_ask_the_user_first(signed_in, acme, deploy):
+    manifest = cases_manifest()
+    create = next(tool for tool in manifest["mcp"]["tools"] if tool["name"] == "create_case")
+    create["confirm"] = True
+    deploy(acme, manifest)
+
+    body = signed_in("admin").get("/console/acme/tools/").content.decode()
+
+    row = body[body.index("<code>acme_cases_create_case</code>") :]
+    assert "asks to confirm" in row[: row.index("</tr>")]
+    assert body.count("asks to confirm") == 1
+
+
 def test_the_tools_page_says_when_app_tools_are_off(signed_in, acme, deploy):
     deploy(acme)
     actions.set_tenant_setting(acme, "customAppsMcpTools", False, acting_user=None)
