@@ -73,14 +73,15 @@ class Relay:
     # -- the event loop -------------------------------------------------------------------------------
     async def run(self) -> None:
         """Send what arrives until ``finish``, then what is left; at most the rate's worth of progress."""
-        while True:
+        while not self._finished.is_set():
             await self._wake.wait()
             self._wake.clear()
             await self._deliver()
-            if self._finished.is_set():
-                return
             with anyio.move_on_after(1 / MAX_PROGRESS_PER_SECOND):
                 await self._finished.wait()
+        # What arrived while the last round was being sent: the handler's final progress comes
+        # just before its result, so ``finish`` often lands while ``_deliver`` is awaiting the wire.
+        await self._deliver()
 
     def finish(self) -> None:
         self._finished.set()
