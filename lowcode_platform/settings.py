@@ -253,7 +253,7 @@ JOBS_IN_PROCESS_CLOCK = _env_bool("JOBS_IN_PROCESS_CLOCK", CELERY_TASK_ALWAYS_EA
 # Platform settings: a value that is not a number stops start-up here; each app's checks.py
 # (apps_runtime, mcp_gateway) checks the ranges with the system checks.
 MCP_WIRE_NAME_LIMIT = _env_int("MCP_WIRE_NAME_LIMIT", 64)
-MCP_PAGE_SIZE = _env_int("MCP_PAGE_SIZE", 100)
+MCP_PAGE_SIZE = _env_int("MCP_PAGE_SIZE", 250)
 MCP_ALLOWED_ORIGINS = _env_list(
     "MCP_ALLOWED_ORIGINS", ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 )
