@@ -9,15 +9,16 @@ the route and it is the cost the sandbox and route dispatch add (aim: at most 3 
 from __future__ import annotations
 
 import statistics
-import sys
+import tempfile
 import time
+from pathlib import Path
 
 from _setup import setup_django, summary
 
 setup_django()
 
 import httpx2  # noqa: E402
-from bench_gateway import free_port, seed, start  # noqa: E402
+from bench_gateway import seed, serve_platform  # noqa: E402
 
 CALLS = 300
 
@@ -33,13 +34,12 @@ def timed_ms(fn) -> float:
 
 
 def main() -> None:
-    token, slug = seed()
-    port = free_port()
-    server = start([sys.executable, "manage.py", "serve", "--port", str(port)], port)
+    token, _ = seed()
+    server = serve_platform("runtime", Path(tempfile.mkdtemp(prefix="bench-runtime-")))
     try:
-        base = f"http://127.0.0.1:{port}"
+        base = server.base
         with httpx2.Client(headers={"Authorization": f"Bearer {token}"}) as http:
-            route = f"{base}/t/{slug}/apps/ping_app/ping"
+            route = f"{base}/t/bench/apps/ping_app/ping"
             for _ in range(30):
                 http.get(route)
                 http.get(f"{base}/healthz")
@@ -49,8 +49,7 @@ def main() -> None:
                 plain.append(timed_ms(lambda: http.get(f"{base}/healthz")))
                 routed.append(timed_ms(lambda: http.get(route)))
     finally:
-        server.terminate()
-        server.wait(10)
+        server.stop()
     overhead = statistics.median(routed) - statistics.median(plain)
     print(f"trivial route, {CALLS} calls each")
     print(f"  handler called in-process (baseline)  {summary(in_process)}")
