@@ -275,7 +275,11 @@ def measure(args: argparse.Namespace) -> int:
         )
     finally:
         server.terminate()
-        server.wait(10)
+        try:
+            # A graceful stop lets the flood's queued requests finish (each may wait out its slot).
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            server.kill()
     print(f"    (server log: {os.path.join(os.environ['PLATFORM_VAR_DIR'], 'server.log')})")
     return 0 if ok else 1
 
