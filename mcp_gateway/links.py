@@ -2,11 +2,14 @@
 
 The origin is ``PUBLIC_BASE_URL`` when set (production: behind TLS and a proxy the request cannot
 tell it), else the request's own, read only after the Host check. A tool call records it for the
-result mapping, which runs in a worker thread (context variables go along, see ``concurrency``).
+result mapping, which runs in a worker thread (context variables go along, see ``concurrency``). A
+task keeps the origin of the call that created it, for its run, which has no request of its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -37,13 +40,28 @@ def remember_call_origin(scope: Scope | None) -> None:
     _call_origin.set(public_base_url(scope) if scope is not None else None)
 
 
+def remembered_call_origin() -> str:
+    """The origin recorded for the current call ("" outside one), for a task to keep."""
+    return _call_origin.get() or ""
+
+
+@contextmanager
+def call_origin(origin: str) -> Iterator[None]:
+    """Within this block, links use ``origin`` (a task's run: the origin its task was created through)."""
+    token = _call_origin.set(origin or None)
+    try:
+        yield
+    finally:
+        _call_origin.reset(token)
+
+
 def app_route_url(tenant_slug: str, app_name: str, route_path: str) -> str:
     """The absolute URL of ``route_path`` (``/cases/42?tab=notes``) under the app's front-end path.
 
     Raises:
         NoLinkOrigin: outside a request, with PUBLIC_BASE_URL unset.
     """
-    origin = _call_origin.get() or settings.PUBLIC_BASE_URL
+    origin = settings.PUBLIC_BASE_URL or _call_origin.get()
     if not origin:
         raise NoLinkOrigin()
     path, _, query = route_path[1:].partition("?")

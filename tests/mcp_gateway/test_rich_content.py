@@ -11,7 +11,7 @@ import pytest
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import compile_schema
 from apps_runtime.sandbox.runtime import sdk
-from mcp_gateway.links import app_route_url
+from mcp_gateway.links import NoLinkOrigin, app_route_url, call_origin
 from mcp_gateway.output_budget import OutputBudget
 from mcp_gateway.results import route_result
 
@@ -162,3 +162,15 @@ def test_links_outside_a_request_use_public_base_url_or_are_refused(settings):
     result = route_result(RouteResult(200, {"content": [sdk.resource_link("/x", "X")]}), link_url=link_url)
     assert result.is_error is True
     assert result.content[0].text == "links to app routes need PUBLIC_BASE_URL outside an MCP request"
+
+
+def test_a_tasks_run_links_with_the_origin_it_kept_unless_public_base_url_is_set(settings):
+    link_url = functools.partial(app_route_url, "acme", "cases")
+    settings.PUBLIC_BASE_URL = ""
+    with call_origin("http://127.0.0.1:8001"):
+        assert link_url("/x") == "http://127.0.0.1:8001/t/acme/apps/cases/x"
+        settings.PUBLIC_BASE_URL = "https://platform.example"  # set since the task was created
+        assert link_url("/x") == "https://platform.example/t/acme/apps/cases/x"
+    settings.PUBLIC_BASE_URL = ""
+    with pytest.raises(NoLinkOrigin):  # the block's origin does not outlive it
+        link_url("/x")
