@@ -90,6 +90,7 @@ class ToolTask(TenantOwned):
     ttl_ms = models.PositiveBigIntegerField()
     expires_at = models.DateTimeField()
     poll_interval_ms = models.PositiveIntegerField()
+    link_origin = models.CharField(max_length=255, blank=True)  # the creating call's, for the run's links
 
     class Meta:
         indexes = [

@@ -30,6 +30,7 @@ from mcp_gateway.auth import gateway_request
 from mcp_gateway.concurrency import in_thread
 from mcp_gateway.elicitation import confirm_call
 from mcp_gateway.exceptions import InternalError, InvalidCursor, TaskFinished, TaskNotFound, ToolUnavailable
+from mcp_gateway.links import remember_call_origin
 from mcp_gateway.list_pages import sdk_would_serve
 
 CAPABILITY = types.ServerTasksCapability(
@@ -59,6 +60,7 @@ class TaskCalls:
             return await call_next(ctx)
         call = types.CallToolRequestParams.model_validate(params, by_name=False)
         gw = gateway_request(ctx)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # the task keeps it
         ttl = call.task.ttl if call.task is not None else None
         try:
             confirmation = await confirm_call(ctx, gw, call)  # handshake era: never input-required

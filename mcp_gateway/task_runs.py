@@ -20,6 +20,7 @@ from mcp_gateway import task_store, tool_calls
 from mcp_gateway.audit import record_call
 from mcp_gateway.confirmation import CONFIRMED_AT_CREATION
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
+from mcp_gateway.links import call_origin
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.progress_relay import bound_events
 from mcp_gateway.results import error_result
@@ -65,7 +66,7 @@ def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
         )
         return error_result(CREDENTIAL_GONE)
     try:
-        with bound_events(TaskStatusEvents(task)):
+        with bound_events(TaskStatusEvents(task)), call_origin(task.link_origin):
             return tool_calls.call_tool(
                 task.tenant, caller, task.wire_name, task.arguments, CONFIRMED_AT_CREATION, as_task=True
             )

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from mcp_gateway.cursors import decode_cursor, encode_cursor
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
+from mcp_gateway.links import remembered_call_origin
 from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
 from mcp_gateway.results import error_result
 from tenants.callers import Caller
@@ -66,7 +67,8 @@ def _unfinished(tenant: Tenant) -> QuerySet[ToolTask]:
 
 
 def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_ms: int | None) -> ToolTask:
-    """A new working task, its TTL clamped to TASK_MAX_TTL_MS.
+    """A new working task, its TTL clamped to TASK_MAX_TTL_MS, keeping the origin of the call
+    creating it for the links in its result (the run has no request to take one from).
 
     The caps are counted, not locked: concurrent creations may pass them by a few, never by many.
 
@@ -93,7 +95,14 @@ def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_
         ttl_ms=ttl,
         expires_at=now + timedelta(milliseconds=ttl),
         poll_interval_ms=settings.TASK_POLL_INTERVAL_MS,
+        link_origin=_link_origin(),
     )
+
+
+def _link_origin() -> str:
+    """The call's origin, or none when too long to keep (a Host that ALLOWED_HOSTS '*' let through)."""
+    origin = remembered_call_origin()
+    return origin if len(origin) <= ToolTask._meta.get_field("link_origin").max_length else ""
 
 
 def _owned(tenant: Tenant, caller: Caller) -> QuerySet[ToolTask]:

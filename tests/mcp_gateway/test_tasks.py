@@ -265,3 +265,26 @@ def test_handler_progress_shows_as_the_tasks_status_message_while_it_works(mcp_u
     working, final = run(main)
     assert working.status == "working" and working.status_message == "1/2: halfway"
     assert final.status == "completed"
+
+
+@pytest.mark.parametrize("public_base_url", ["", "https://platform.example"])
+def test_a_tasks_resource_link_has_the_origin_of_the_call_that_created_it(
+    mcp_url, live_url, token, settings, public_base_url
+):
+    # The run has no request of its own: without PUBLIC_BASE_URL (the demo) the link needs the
+    # origin the task was created through; with it, PUBLIC_BASE_URL wins as for any call.
+    settings.PUBLIC_BASE_URL = public_base_url
+    reader = token("reader")
+
+    async def main():
+        async with mcp_client(mcp_url(), reader) as client:
+            created = await create_task(client, "acme_reports_linked", {})
+            final = await wait_until_finished(client, created.task.task_id)
+            result = await send(client, types.GetTaskPayloadRequest(params={"taskId": created.task.task_id}))
+            return final, types.CallToolResult.model_validate(result)
+
+    final, result = run(main)
+    assert final.status == "completed", result.content
+    [link] = result.content
+    assert isinstance(link, types.ResourceLink)
+    assert (link.uri, link.name) == (f"{public_base_url or live_url}/t/acme/apps/reports/quick", "Quick")

@@ -1,4 +1,5 @@
-"""A test app of task tools: a slow report (task required), a quick one (optional), a plain one."""
+"""A test app of task tools: a slow report (task required), a quick one (optional), a plain one, and
+one answering with a link to the app's own route."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def handle(request):
     "server/quick.py": """
 def handle(request):
     return {"quick": True}
+""",
+    "server/linked.py": """
+from platform_sdk import resource_link
+
+def handle(request):
+    return {"content": [resource_link("/quick", "Quick")]}
 """,
 }
 
@@ -57,6 +64,7 @@ MANIFEST = {
         "GET /quick": {"handler": "server/quick.py", "auth": "user"},
         "POST /staged": {"handler": "server/staged.py", "auth": "user"},
         "GET /plain": {"handler": "server/quick.py", "auth": "user"},
+        "GET /linked": {"handler": "server/linked.py", "auth": "user"},
     },
     "mcp": {
         "tools": [
@@ -69,6 +77,7 @@ MANIFEST = {
             _tool("quick", "GET /quick", task="optional"),
             _tool("staged", "POST /staged", {"seconds": {"type": "number", "maximum": 10}}, task="optional"),
             _tool("plain", "GET /plain"),
+            _tool("linked", "GET /linked", task="required"),
         ]
     },
 }
