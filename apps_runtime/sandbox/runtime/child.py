@@ -31,12 +31,14 @@ _zygote_pid = 0
 _stdlib_path: list[str] = []
 _proto_ready = False  # fd 3 is the protocol socket: failures can be reported as a frame
 _log_streams: list = []  # our stdout/stderr wrappers: flushed even if the handler swapped sys.stdout
+_warm_up_code = b""  # the warm-up handler, marshalled: compiled once here, not in every spare
 
 
 def prepare() -> None:
     """Zygote-time setup: resolve what every child needs, so forks do not redo it."""
-    global _die_with_parent, _zygote_pid, _stdlib_path
+    global _die_with_parent, _zygote_pid, _stdlib_path, _warm_up_code
     _zygote_pid = os.getpid()
+    _warm_up_code = marshal.dumps(compile(_WARM_UP_SOURCE, "<warm-up>", "exec", dont_inherit=True))
     _stdlib_path = list(sys.path)  # -I -S: the standard library only
     try:
         import ctypes
@@ -297,14 +299,13 @@ _WARM_UP_SOURCE = "def handle(request):\n    return {'ok': True, 'echo': request
 
 def _warm_up() -> None:
     """Walk the call's own code path once on dummy data while the spare waits: the pages it writes
-    (reference counts, allocator arenas, the compiler's) are copied from the zygote now, not on the call's
-    path. Runs nothing of a tenant.
+    (reference counts, allocator arenas) are copied from the zygote now, not on the call's path. Runs
+    nothing of a tenant. The call gets its code compiled by the host, so the spare does not compile either.
     """
     config = protocol.CallConfig.decode(protocol.CallConfig(RUNTIME_DIR, "x.py", RUNTIME_DIR, {}).encode())
     traces.Scrubber(RUNTIME_DIR, {config.bundle_dir: ".", RUNTIME_DIR: "<platform>"})
     module = types.ModuleType(HANDLER_MODULE)
-    code = marshal.dumps(compile(_WARM_UP_SOURCE, "<warm-up>", "exec", dont_inherit=True))
-    exec(_handler_code("<warm-up>", code), module.__dict__)
+    exec(_handler_code("<warm-up>", _warm_up_code), module.__dict__)
     value = module.handle(sdk.Request(protocol.decode_request(b'{"method": "POST", "body": {"n": 1}}'), None))
     _result_frame(value, {"max_response_bytes": 1 << 20}, "x.py")
     os.path.isfile(os.path.realpath(os.path.join(RUNTIME_DIR, "child.py")))

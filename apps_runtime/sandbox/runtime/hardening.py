@@ -89,6 +89,7 @@ class Confinement:
         self.ruleset = ruleset
         self.seccomp = seccomp_filter
         self.spare_prepared = False  # set in a child by prepare_spare: harden skips what it did
+        self.ruleset_fd: int | None = None  # a spare's Landlock ruleset with the fixed rules, built ahead
         self._libc = ctypes.CDLL(None, use_errno=True) if tier < UNCONFINED else None
 
     @property
@@ -250,6 +251,9 @@ def prepare_spare(keep: list[int] = ()) -> None:
         conf.seccomp.apply()
     fixed = conf.ruleset.fixed_fds if conf.ruleset is not None else []
     close_fds_above(4, [*conf.keep_fds, *fixed, *keep])
+    if conf.ruleset is not None:
+        # The fixed rules now, in a ruleset only this child holds; harden adds the call's dirs and restricts.
+        conf.ruleset_fd = conf.ruleset.build()
     conf.spare_prepared = True
 
 
@@ -295,8 +299,11 @@ def harden(
         scratch_fd = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     conf.prctl(PR_SET_NO_NEW_PRIVS, 1)
     if conf.ruleset is not None:
+        ruleset_fd, conf.ruleset_fd = conf.ruleset_fd, None
         conf.ruleset.apply(
-            [bundle_fd] if bundle_fd is not None else [], [scratch_fd] if scratch_fd is not None else []
+            [bundle_fd] if bundle_fd is not None else [],
+            [scratch_fd] if scratch_fd is not None else [],
+            ruleset_fd,
         )
         for fd in conf.ruleset.fixed_fds:
             os.close(fd)

@@ -138,9 +138,9 @@ class Ruleset:
         ):
             _raise_errno("landlock_add_rule")
 
-    def apply(self, read_only_fds: list[int] = (), read_write_fds: list[int] = ()) -> None:
-        """Restrict the calling process to the fixed paths plus the given dirs. Irreversible; the caller
-        must have set no_new_privs first.
+    def build(self) -> int:
+        """A new ruleset fd holding the fixed rules, for ``apply``: the dozen ``landlock_add_rule`` calls are
+        made ahead of the call (by a spare child, in a ruleset private to it), off the call's path.
 
         Raises:
             OSError: the kernel refused.
@@ -154,6 +154,24 @@ class Ruleset:
         try:
             for fd, access in self._fixed:
                 self._add(ruleset_fd, fd, access)
+        except BaseException:
+            os.close(ruleset_fd)
+            raise
+        return ruleset_fd
+
+    def apply(
+        self, read_only_fds: list[int] = (), read_write_fds: list[int] = (), ruleset_fd: int | None = None
+    ) -> None:
+        """Restrict the calling process to the fixed paths plus the given dirs. Irreversible; the caller
+        must have set no_new_privs first. ``ruleset_fd`` is one ``build`` made ahead (consumed: closed here),
+        or None to build it now.
+
+        Raises:
+            OSError: the kernel refused.
+        """
+        if ruleset_fd is None:
+            ruleset_fd = self.build()
+        try:
             for fd in read_only_fds:
                 self._add(ruleset_fd, fd, READ_ONLY)
             for fd in read_write_fds:
