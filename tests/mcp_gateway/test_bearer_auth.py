@@ -12,17 +12,9 @@ import pytest
 from mcp.shared.auth import ProtectedResourceMetadata
 
 from mcp_gateway.endpoint_auth import TOKEN_INVALID, TOKEN_REQUIRED
+from tests.support.mcp_wire import legacy_initialize
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+INITIALIZE = legacy_initialize()
 
 
 def post(url: str, authorization: str | None, message: dict | None = None) -> httpx2.Response:

@@ -12,6 +12,7 @@ from mcp_gateway.models import ToolCallAudit
 from tenants import actions
 from tests.mcp_gateway.conftest import all_tool_names, mcp_client
 from tests.support.apps import cases_manifest
+from tests.support.mcp_wire import legacy_initialize
 
 BUILTINS = [
     "acme_collections_list",
@@ -347,15 +348,5 @@ def test_tenant_admins_read_the_audit_and_others_cannot(mcp_url, token, api_clie
     [("Origin", "http://evil.example", 403), ("Host", "evil.example", 421)],
 )
 def test_foreign_origins_and_hosts_are_refused(mcp_url, token, header, value, status):
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    response = raw_post(mcp_url(), token("reader"), {header: value}, initialize)
+    response = raw_post(mcp_url(), token("reader"), {header: value}, legacy_initialize())
     assert response.status_code == status

@@ -7,17 +7,9 @@ import httpx2
 import pytest
 
 from mcp_gateway.concurrency import SERVER_BUSY
+from tests.support.mcp_wire import legacy_initialize
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+INITIALIZE = legacy_initialize()
 ACCEPT = "application/json, text/event-stream"
 
 

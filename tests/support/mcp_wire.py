@@ -52,6 +52,15 @@ def request(method: str, params: dict | None = None, *, id: Any = 1, modern: boo
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
 
 
+def legacy_initialize(client: str = "test") -> dict:
+    """The ``initialize`` request a handshake-era (2025-11-25) client opens its session with."""
+    return request(
+        "initialize",
+        {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": client, "version": "1"}},
+        modern=False,
+    )
+
+
 def encode(message: Any) -> bytes:
     """JSON as a client library would send it (big integers, lone surrogates as escapes, and all)."""
     return json.dumps(message).encode()
@@ -117,12 +126,7 @@ def tool_schemas(url: str, token: str) -> dict[str, dict]:
 def open_legacy_session(url: str, token: str) -> str:
     """``initialize`` and ``notifications/initialized`` on the 2025 transport; returns the session id."""
     headers = {"Accept": ACCEPT, "Content-Type": "application/json", "Authorization": f"Bearer {token}"}
-    hello = request(
-        "initialize",
-        {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}},
-        modern=False,
-    )
-    response = post(url, encode(hello), headers, purpose="check")
+    response = post(url, encode(legacy_initialize("fuzz")), headers, purpose="check")
     response.raise_for_status()
     session = response.headers["mcp-session-id"]
     done = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -15,6 +15,7 @@ from mcp_gateway.models import ToolCallAudit
 from tenants import actions
 from tests.mcp_gateway.conftest import all_tool_names, mcp_client
 from tests.oauth.flow import connect
+from tests.support.mcp_wire import legacy_initialize
 
 
 @pytest.fixture
@@ -28,16 +29,7 @@ def tools_list(url: str, token: str) -> httpx2.Response:
     return httpx2.post(
         url,
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        json=legacy_initialize(),
     )
 
 
