@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -23,6 +24,7 @@ from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFo
 from apps_runtime.json_values import is_text, value_problem
 from apps_runtime.models import Record
 from tenants.callers import Caller
+from tenants.lookups import PreparedLookup, attnames, instance
 
 MAX_LIMIT = 200
 # A field name in ``where`` and ``order_by``: letters, digits and single underscores, a letter first
@@ -100,11 +102,27 @@ def _rows(scope: RecordsScope, collection: Collection):
     return Record.objects.for_tenant(scope.tenant_id).filter(app_id=scope.app_id, collection=collection.name)
 
 
+@functools.cache
+def _record_lookup() -> PreparedLookup:
+    # records_get is a hot built-in tool (issue 11): its read is compiled once per thread.
+    return PreparedLookup(
+        lambda tenant_id, app_id, collection, record_id: Record.objects.for_tenant(tenant_id).filter(
+            app_id=app_id, collection=collection, record_id=record_id
+        ),
+        attnames(Record),
+        key_types=(int, int, str, str),
+    )
+
+
 def _get_row(scope: RecordsScope, collection: Collection, record_id: Any, *, lock: bool = False) -> Record:
-    rows = _rows(scope, collection).select_for_update() if lock else _rows(scope, collection)
     # A lone surrogate cannot be sent to the database: no record can have such an id.
     usable = isinstance(record_id, str | int) and record_id and is_text(str(record_id))
-    row = rows.filter(record_id=str(record_id)).first() if usable else None
+    row = None
+    if usable and lock:
+        row = _rows(scope, collection).select_for_update().filter(record_id=str(record_id)).first()
+    elif usable:
+        found = _record_lookup().row(scope.tenant_id, scope.app_id, collection.name, str(record_id))
+        row = instance(Record, found) if found is not None else None
     if row is None:
         raise RecordNotFound(f"no record '{record_id}' in '{collection.name}'")
     return row

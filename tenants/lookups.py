@@ -2,9 +2,9 @@
 
 Turning a queryset into SQL costs ten to twenty times what running a unique-key lookup costs
 (about 1 ms against 0.05 ms on SQLite), and the gateway makes such lookups on every request: the
-tenant of the path, the token of the header. A ``PreparedLookup`` compiles its queryset once per
-thread (a compiler belongs to its thread's connection) and afterwards only binds the new key and
-applies the same converters the ORM would.
+tenant of the path, the token of the header, the record ``records_get`` reads. A
+``PreparedLookup`` compiles its queryset once per thread (a compiler belongs to its thread's
+connection) and afterwards only binds the new keys and applies the same converters the ORM would.
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ from django.db.models.sql.compiler import SQLCompiler
 
 from tenants.models import ApiToken, Tenant
 
-# Compiled in place of the key, then found among the parameters and replaced by the real key.
-_PLACEHOLDER = "\x00lookup-key\x00"
+
+def _placeholder(kind: type, position: int) -> str | int:
+    """What key ``position`` is compiled as, then found among the parameters and replaced.
+
+    Each is a value no real key takes (a NUL-framed string, an id below any the database issues),
+    and of the key's own type, so the field's preparation accepts it.
+    """
+    if kind is int:
+        return -(2**62) - position
+    return f"\x00lookup-key-{position}\x00"
 
 
 @dataclass(frozen=True)
@@ -31,26 +39,36 @@ class _Compiled:
     compiler: SQLCompiler
     sql: str
     params: tuple
-    key_index: int
+    key_indexes: tuple[int, ...]
 
 
 class PreparedLookup:
-    """``query(key).values_list(*fields).first()``, with the SQL built once per thread.
+    """``query(*keys).values_list(*fields).first()``, with the SQL built once per thread.
 
-    ``query`` takes a string key (slug, key id) and returns a queryset filtered by it.
+    ``query`` takes one key per entry of ``key_types`` (a string or an int each: a slug, a key
+    id, a tenant id...) and returns a queryset filtered by them; it must not order the rows (a
+    lookup by a unique key has one).
     """
 
-    def __init__(self, query: Callable[[str], QuerySet], fields: list[str], using: str = DEFAULT_DB_ALIAS):
+    def __init__(
+        self,
+        query: Callable[..., QuerySet],
+        fields: list[str],
+        using: str = DEFAULT_DB_ALIAS,
+        key_types: tuple[type, ...] = (str,),
+    ):
         self._query = query
         self.fields = fields
         self._using = using
+        self._key_types = key_types
         self._local = threading.local()
 
-    def row(self, key: str) -> dict[str, Any] | None:
-        """The first row for ``key`` as ``{field: value}``, converted as the ORM converts it."""
+    def row(self, *keys: str | int) -> dict[str, Any] | None:
+        """The first row for ``keys`` as ``{field: value}``, converted as the ORM converts it."""
         compiled = self._compiled()
         params = list(compiled.params)
-        params[compiled.key_index] = key
+        for index, key in zip(compiled.key_indexes, keys, strict=True):
+            params[index] = key
         with connections[self._using].cursor() as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchmany(1)
@@ -62,18 +80,21 @@ class PreparedLookup:
     def _compiled(self) -> _Compiled:
         compiled = getattr(self._local, "compiled", None)
         if compiled is None:
-            queryset = self._query(_PLACEHOLDER).values_list(*self.fields)[:1]
+            placeholders = [_placeholder(kind, n) for n, kind in enumerate(self._key_types)]
+            queryset = self._query(*placeholders).order_by().values_list(*self.fields)[:1]
             compiler = queryset.query.get_compiler(using=self._using)
             sql, params = compiler.as_sql()
-            compiled = self._local.compiled = _Compiled(compiler, sql, params, params.index(_PLACEHOLDER))
+            indexes = tuple(params.index(placeholder) for placeholder in placeholders)
+            compiled = self._local.compiled = _Compiled(compiler, sql, params, indexes)
         return compiled
 
 
-def _attnames(model: type[Model]) -> list[str]:
+def attnames(model: type[Model]) -> list[str]:
+    """The model's concrete fields as a ``PreparedLookup`` names them (``tenant_id``, not ``tenant``)."""
     return [field.attname for field in model._meta.concrete_fields]
 
 
-def _instance(model: type[Model], row: dict[str, Any], prefix: str = "") -> Model:
+def instance(model: type[Model], row: dict[str, Any], prefix: str = "") -> Model:
     """A model instance as the ORM would load it, from the fields of ``row`` under ``prefix``."""
     own = {name[len(prefix) :]: value for name, value in row.items() if name.startswith(prefix)}
     # from_db takes the loaded fields in the model's own field order.
@@ -84,13 +105,13 @@ def _instance(model: type[Model], row: dict[str, Any], prefix: str = "") -> Mode
 
 @functools.cache
 def _tenant_lookup() -> PreparedLookup:
-    return PreparedLookup(lambda slug: Tenant.objects.filter(slug=slug), _attnames(Tenant))
+    return PreparedLookup(lambda slug: Tenant.objects.filter(slug=slug), attnames(Tenant))
 
 
 def tenant_by_slug(slug: str) -> Tenant | None:
     """The tenant ``slug``, freshly read (its ``state_version`` is current)."""
     row = _tenant_lookup().row(slug)
-    return _instance(Tenant, row) if row is not None else None
+    return instance(Tenant, row) if row is not None else None
 
 
 @functools.cache
@@ -99,7 +120,7 @@ def _token_lookup() -> PreparedLookup:
     user_fields = sorted({"id", "is_active", "is_superuser", user.USERNAME_FIELD})
     return PreparedLookup(
         lambda key_id: ApiToken.all_tenants.filter(key_id=key_id),
-        _attnames(ApiToken) + [f"user__{name}" for name in user_fields],
+        attnames(ApiToken) + [f"user__{name}" for name in user_fields],
     )
 
 
@@ -111,6 +132,6 @@ def token_with_user(key_id: str) -> ApiToken | None:
     row = _token_lookup().row(key_id)
     if row is None:
         return None
-    token = _instance(ApiToken, row)
-    token.user = _instance(get_user_model(), row, prefix="user__")
+    token = instance(ApiToken, row)
+    token.user = instance(get_user_model(), row, prefix="user__")
     return token

@@ -6,6 +6,7 @@ import pytest
 
 from apps_runtime.dispatch import load_app
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
+from apps_runtime.models import Record
 from apps_runtime.records import (
     CURSOR_MAX_CHARS,
     RecordsScope,
@@ -13,6 +14,7 @@ from apps_runtime.records import (
     delete_record,
     get_record,
     query_records,
+    serialize,
     update_record,
 )
 from tenants.callers import caller_for
@@ -97,6 +99,20 @@ def test_query_filters_orders_and_pages_with_an_opaque_cursor(scope_for):
         query_records(writer, "cases", limit=0)
     with pytest.raises(RuntimeDomainError):
         query_records(writer, "cases", where={"a; drop": 1})
+
+
+def test_a_read_returns_what_the_orm_loads_and_only_the_scopes_row(scope_for):
+    writer = scope_for("writer")
+    record = create_record(writer, "cases", {"client_name": "Ada", "notes": ["ü", {"n": 1.5}]})
+    row = Record.objects.for_tenant(writer.tenant_id).get(record_id=record["id"])
+    # The same id in another collection of the app is another record: never the one read.
+    Record.objects.create(
+        tenant_id=writer.tenant_id, app_id=writer.app_id, collection="elsewhere", record_id="01SAMEID"
+    )
+
+    assert get_record(writer, "cases", record["id"]) == serialize(row) == record
+    with pytest.raises(RecordNotFound):
+        get_record(writer, "cases", "01SAMEID")
 
 
 def test_another_tenants_records_are_invisible(scope_for, make_tenant, make_member, deploy):
