@@ -40,6 +40,8 @@ class _Compiled:
     sql: str
     params: tuple
     key_indexes: tuple[int, ...]
+    # (position, converters, expression) of each column the ORM converts: asked once, not per row.
+    converters: tuple[tuple[int, list, Any], ...]
 
 
 class PreparedLookup:
@@ -74,7 +76,13 @@ class PreparedLookup:
             rows = cursor.fetchmany(1)
         if not rows:
             return None
-        values = next(iter(compiled.compiler.results_iter(results=[rows])))
+        values = list(rows[0])
+        connection = compiled.compiler.connection
+        for position, converters, expression in compiled.converters:
+            value = values[position]
+            for converter in converters:
+                value = converter(value, expression, connection)
+            values[position] = value
         return dict(zip(self.fields, values, strict=True))
 
     def _compiled(self) -> _Compiled:
@@ -85,7 +93,13 @@ class PreparedLookup:
             compiler = queryset.query.get_compiler(using=self._using)
             sql, params = compiler.as_sql()
             indexes = tuple(params.index(placeholder) for placeholder in placeholders)
-            compiled = self._local.compiled = _Compiled(compiler, sql, params, indexes)
+            columns = [selected[0] for selected in compiler.select[: compiler.col_count]]
+            converters = tuple(
+                (position, converters, expression)
+                for position, (converters, expression) in compiler.get_converters(columns).items()
+            )
+            compiled = _Compiled(compiler, sql, params, indexes, converters)
+            self._local.compiled = compiled
         return compiled
 
 
@@ -96,11 +110,18 @@ def attnames(model: type[Model]) -> list[str]:
 
 def instance(model: type[Model], row: dict[str, Any], prefix: str = "") -> Model:
     """A model instance as the ORM would load it, from the fields of ``row`` under ``prefix``."""
-    own = {name[len(prefix) :]: value for name, value in row.items() if name.startswith(prefix)}
-    # from_db takes the loaded fields in the model's own field order.
-    names = [f.attname for f in model._meta.concrete_fields if f.attname in own]
-    values = [own[name] for name in names]
-    return model.from_db(DEFAULT_DB_ALIAS, names, values)
+    names, positions = _layout(model, tuple(row), prefix)
+    values = list(row.values())
+    return model.from_db(DEFAULT_DB_ALIAS, names, [values[position] for position in positions])
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(model: type[Model], columns: tuple[str, ...], prefix: str) -> tuple[list[str], list[int]]:
+    """The model's fields found among ``columns`` under ``prefix``, in the model's own field order
+    (the order ``from_db`` takes), and where each is among the columns."""
+    own = {name[len(prefix) :]: n for n, name in enumerate(columns) if name.startswith(prefix)}
+    names = [field.attname for field in model._meta.concrete_fields if field.attname in own]
+    return names, [own[name] for name in names]
 
 
 @functools.cache
