@@ -3,11 +3,15 @@ the bare fork per call (tier "unconfined" without pre-forking: the same zygote a
 when the call comes, no limits, no uid drop, no Landlock/seccomp/namespaces), to tier 1 forking per call
 (what pre-forking saves) and to calling the handler in-process.
 
-Run: .venv/bin/python bench/bench_sandbox.py [N]
+Also prints the CPU each call costs the host, the zygote and its children (``sandbox_cpu.py``), per tier.
+
+Run: .venv/bin/python bench/bench_sandbox.py [N] [--against REF [--rounds R]]
 Tiers that do not work on this host are reported and skipped. Rounds alternate between the tiers so that
-drift (CPU frequency, other load) hits them all alike.
+drift (CPU frequency, other load) hits them all alike. ``--against REF`` adds the CPU per call and the p50 of
+this tree next to those of git revision REF (e.g. ``main``), measured in the same run.
 """
 
+import argparse
 import importlib.util
 import os
 import shutil
@@ -17,6 +21,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from sandbox_cpu import HEADER, CallMeter, compare, row  # noqa: E402
 
 from apps_runtime.sandbox import (  # noqa: E402
     Invocation,
@@ -79,7 +85,8 @@ def main(n: int = 300) -> None:
         shutil.rmtree(bundles, ignore_errors=True)
 
 
-def run(bundles: str, n: int) -> None:
+def make_bundle(bundles: str) -> Invocation:
+    """A bundle with the trivial handler under ``bundles`` (readable by the call slots' uids)."""
     os.chmod(bundles, 0o711)
     bundle_dir = os.path.join(bundles, "app")
     os.makedirs(os.path.join(bundle_dir, "server"))
@@ -88,13 +95,17 @@ def run(bundles: str, n: int) -> None:
     with open(path, "w") as f:
         f.write(HANDLER_SOURCE)
     os.chmod(path, 0o644)
+    return Invocation(bundle_dir, "server/bench.py", REQUEST, SandboxLimits())
 
+
+def run(bundles: str, n: int) -> None:
+    invocation = make_bundle(bundles)
+    path = os.path.join(invocation.bundle_dir, invocation.handler)
     spec = importlib.util.spec_from_file_location("bench_handler", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     in_process = [timed(lambda: module.handle(Request(REQUEST, lambda op, args: None))) for _ in range(n)]
 
-    invocation = Invocation(bundle_dir, "server/bench.py", REQUEST, SandboxLimits())
     boxes: dict[str, Sandbox] = {}
     for label, level, prefork in (*CONFIGS, (PACED, *CONFIGS[-1][1:])):
         box = Sandbox(bundle_root=bundles, tier=level, min_tier=4, prefork=prefork)
@@ -106,6 +117,7 @@ def run(bundles: str, n: int) -> None:
             continue
         boxes[label] = box
     samples: dict[str, list[float]] = {label: [] for label in boxes}
+    meters = {label: CallMeter() for label in boxes}
 
     def call(box: Sandbox) -> None:
         box.run(invocation, lambda op, args: None)
@@ -116,12 +128,17 @@ def run(bundles: str, n: int) -> None:
                 call(box)
         while min(len(s) for s in samples.values()) < n:
             for label, box in boxes.items():
-                for _ in range(min(ROUND, n - len(samples[label]))):
-                    if label == PACED:
-                        time.sleep(PACED_PAUSE_S)
-                    started = time.perf_counter()
-                    call(box)
-                    samples[label].append((time.perf_counter() - started) * 1000)
+                calls = min(ROUND, n - len(samples[label]))
+
+                def burst(label=label, box=box, calls=calls) -> None:
+                    for _ in range(calls):
+                        if label == PACED:
+                            time.sleep(PACED_PAUSE_S)
+                        started = time.perf_counter()
+                        call(box)
+                        samples[label].append((time.perf_counter() - started) * 1000)
+
+                meters[label].measure(box.zygote_pid, calls, burst)
     finally:
         for box in boxes.values():
             box.close()
@@ -151,6 +168,9 @@ def run(bundles: str, n: int) -> None:
             f"figure 3, paced ({PACED_PAUSE_S * 1000:.0f} ms between calls): p50 {p50:.3f} ms, "
             f"x{p50 / base:.2f} of the bare fork-per-call p50 (target p50 <= {TARGET_MS} ms: {verdict})"
         )
+    print(f"\n{HEADER}")
+    for label, meter in meters.items():
+        print(row(label, meter.per_call()))
 
 
 def _load() -> str:
@@ -162,4 +182,11 @@ def _load() -> str:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", nargs="?", type=int, default=300, help="calls per row")
+    parser.add_argument("--against", metavar="REF", help="git revision to compare CPU per call with")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the comparison")
+    args = parser.parse_args()
+    main(args.n)
+    if args.against:
+        compare(args.against, args.n, args.rounds, [1, 2, 3, 4])
