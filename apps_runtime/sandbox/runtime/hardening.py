@@ -31,7 +31,6 @@ import select
 import signal
 import socket
 import sys
-import threading
 
 from . import landlock, protocol, seccomp
 
@@ -401,6 +400,8 @@ def _probe(conf: Confinement, uid: list[int] | None, keep: list[int]) -> list[st
 
 def _probe_threads(capped: bool) -> list[str]:
     """One thread must start; with a uid of our own (max_threads 2: us and it), a second must not."""
+    import threading  # here, in the probe child: see zygote.PRELOAD for why the zygote never imports it
+
     release = threading.Event()
     worker = threading.Thread(target=release.wait, args=(5,))
     try:
