@@ -323,6 +323,8 @@ RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or None
 # still goes on the session's GET stream), except a tools/call that needs the stream for progress or
 # elicitation (mcp_gateway.streaming decides per POST). Off: every POST gets an event stream.
 MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
+# The SDK's OpenTelemetry span around each MCP message: on where an OpenTelemetry SDK exports them.
+MCP_OPENTELEMETRY = _env_bool("MCP_OPENTELEMETRY", False)
 # Explicit content a handler returns ({"content": [...]}): at most this many items, bytes per item
 # (text as UTF-8, an image decoded) and bytes in all; past any bound the call is an isError.
 MCP_CONTENT_MAX_ITEMS = _env_int("MCP_CONTENT_MAX_ITEMS", 20)

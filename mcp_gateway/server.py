@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
+from django.conf import settings
 from mcp.server import Server, ServerRequestContext
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 
@@ -114,6 +116,9 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_call_tool=call_tool,
         on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )
+    if not settings.MCP_OPENTELEMETRY:
+        # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
+        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     server.middleware.append(ListPages(notifier))
     register_task_methods(server, internal_errors)
     # Declares the logging capability (handshake era); registered after construction, where the SDK
