@@ -34,6 +34,8 @@ from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
 
 _sqlite_writes = threading.Lock()
+_UNSET = object()
+_PLAIN = frozenset({str, int, float, type(None)})
 
 
 def arguments_hash(arguments: Any) -> str:
@@ -115,12 +117,16 @@ def _insert(connection: BaseDatabaseWrapper, values: dict[str, Any]) -> None:
     """One INSERT of the row, its values prepared by the fields as ``save()`` prepares them.
 
     ``save()`` costs a call 0.25 ms of CPU, the statement alone 0.1 ms. Fields not given (the
-    creation time, any added later) take their defaults.
+    creation time, any added later) take their defaults. A plain string, number or None goes as it
+    is: the row's char, integer, float and key fields would prepare it into itself.
     """
     sql, fields = _insert_statement(connection.alias)
-    params = [
-        field.get_db_prep_save(values.get(field.attname, field.get_default()), connection) for field in fields
-    ]
+    params = []
+    for field in fields:
+        value = values.get(field.attname, _UNSET)
+        if type(value) not in _PLAIN:  # the identity for these, on every field of the row
+            value = field.get_db_prep_save(field.get_default() if value is _UNSET else value, connection)
+        params.append(value)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
