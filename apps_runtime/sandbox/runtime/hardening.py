@@ -90,6 +90,9 @@ class Confinement:
         self.spare_prepared = False  # set in a child by prepare_spare: harden skips what it did
         self.ruleset_fd: int | None = None  # a spare's Landlock ruleset with the fixed rules, built ahead
         self._libc = ctypes.CDLL(None, use_errno=True) if tier < UNCONFINED else None
+        if self._libc is not None:
+            # Looked up once here: a first lookup in each child would make the function object there.
+            self._libc.prctl, self._libc.unshare  # noqa: B018
 
     @property
     def name(self) -> str:

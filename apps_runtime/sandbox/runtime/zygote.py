@@ -213,6 +213,7 @@ def main(ctrl_fd: int, config: protocol.LaunchConfig) -> None:
         ctrl.send(protocol.Ready(False, os.getpid(), error=str(exc)).encode())
         return
     child.prepare()
+    child.prime()
     selftest = hardening.self_test(config.probe_uid)
     ready = protocol.Ready(
         selftest["ok"], os.getpid(), confinement.name, importlib.util.MAGIC_NUMBER.hex(), selftest
