@@ -137,6 +137,7 @@ def prepare(config: protocol.LaunchConfig) -> Confinement:
         if ruleset is None:
             raise Unavailable("Landlock is not available in this kernel (or is disabled)")
     stdlib_fds = sorted(config.stdlib_fds)
+    _inherited_hard.update((which, resource.getrlimit(which)[1]) for which in _LIMITED)
     _confinement = Confinement(
         tier,
         config.fd_paths,
@@ -209,17 +210,34 @@ def _zoneinfo_dirs() -> list[str]:
     return list(zoneinfo.TZPATH)
 
 
+# The zygote's hard limits, read once by prepare(): a child inherits them and only ever lowers each once, so
+# it needs no getrlimit of its own.
+_inherited_hard: dict[int, int] = {}
+_LIMITED = (
+    resource.RLIMIT_CPU,
+    resource.RLIMIT_AS,
+    resource.RLIMIT_NPROC,
+    resource.RLIMIT_FSIZE,
+    resource.RLIMIT_CORE,
+    resource.RLIMIT_NOFILE,
+)
+# Read once (sysconf asks the kernel for RLIMIT_NOFILE): no fd of a child lies above the zygote's limit.
+_OPEN_MAX = os.sysconf("SC_OPEN_MAX")
+
+
 def _limit(which: int, soft: int, hard: int | None = None) -> None:
     """Lower a limit; never try to raise a hard limit above the inherited one (needs privilege)."""
     hard = soft if hard is None else hard
-    _, current_hard = resource.getrlimit(which)
+    current_hard = _inherited_hard.get(which)
+    if current_hard is None:
+        _, current_hard = resource.getrlimit(which)
     if current_hard != resource.RLIM_INFINITY:
         hard = min(hard, current_hard)
         soft = min(soft, hard)
     resource.setrlimit(which, (soft, hard))
 
 
-def _set_rlimits(limits: dict, max_tasks: int | None) -> None:
+def _set_rlimits(limits: dict, max_tasks: int | None, fixed_done: bool) -> None:
     cpu_seconds = math.ceil(limits["timeout_ms"] / 1000) + 1
     # Backstop for the zygote's wall-clock kill: SIGXCPU at the soft limit, SIGKILL one second later.
     _limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
@@ -230,8 +248,9 @@ def _set_rlimits(limits: dict, max_tasks: int | None) -> None:
         _limit(resource.RLIMIT_NPROC, max_tasks)
     # RLIMIT_NOFILE comes last, in harden(): the child still holds every fd of the zygote (two per call in
     # flight), so the fds it opens meanwhile may be numbered above the limit.
-    _limit(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
-    _limit(resource.RLIMIT_CORE, 0)
+    if not fixed_done:  # else prepare_spare set them
+        _limit(resource.RLIMIT_FSIZE, MAX_FILE_BYTES)
+        _limit(resource.RLIMIT_CORE, 0)
 
 
 def prepare_spare(keep: list[int] = ()) -> None:
@@ -280,7 +299,7 @@ def harden(
         max_tasks = 0  # no seccomp filter to tell threads from processes: neither
     else:
         max_tasks = limits.get("max_threads") if uid is not None else None
-    _set_rlimits(limits, max_tasks)
+    _set_rlimits(limits, max_tasks, conf.spare_prepared)
     if conf.ipc_namespace and not conf.spare_prepared:
         conf.unshare(CLONE_NEWIPC)  # needs CAP_SYS_ADMIN: before the drop
 
@@ -342,9 +361,10 @@ def close_fds_above(lowest: int, keep: list[int]) -> None:
     """Close every fd >= ``lowest`` except those in ``keep``."""
     start = lowest
     for fd in sorted(f for f in keep if f >= lowest):
-        os.closerange(start, fd)
+        if fd > start:  # kept fds are mostly consecutive: no empty range (a failing close_range each)
+            os.closerange(start, fd)
         start = fd + 1
-    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+    os.closerange(start, _OPEN_MAX)
 
 
 # -- self-test ----------------------------------------------------------------------------------------------
