@@ -101,10 +101,13 @@ class Served:
 
 
 def _children(pid: int) -> list[int]:
+    # Every thread's children: the handler sandbox's zygote is forked by a gateway thread, not the
+    # main one, and its CPU (with its reaped children's) belongs to the server's.
     found = []
-    with contextlib.suppress(OSError):
-        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
-            found += [int(child), *_children(int(child))]
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            for child in listing.read_text().split():
+                found += [int(child), *_children(int(child))]
     return found
 
 
@@ -323,8 +326,9 @@ class Figure:
 
 async def throughput(
     served: Served, url: str, token: str | None, tool: str, arguments: dict
-) -> tuple[float, float]:
-    """(calls/s, server CPU ms per call) of CONCURRENT_CALLS calls by CONCURRENCY sessions."""
+) -> tuple[float, float, float]:
+    """(calls/s, server CPU ms per call, this client's CPU ms per call) of CONCURRENT_CALLS calls by
+    CONCURRENCY sessions. The server's CPU includes its handler sandbox's."""
     async with sessions(url, token, CONCURRENCY) as opened:
         for session in opened:
             await session.call(tool, arguments)  # warm: the caller is cached, the catalog built
@@ -336,12 +340,13 @@ async def throughput(
                 remaining -= 1
                 await session.call(tool, arguments)
 
-        cpu, started = served.cpu_seconds(), time.perf_counter()
+        cpu, started, mine = served.cpu_seconds(), time.perf_counter(), time.process_time()
         async with anyio.create_task_group() as tasks:
             for session in opened:
                 tasks.start_soon(worker, session)
         elapsed, cpu = time.perf_counter() - started, served.cpu_seconds() - cpu
-    return CONCURRENT_CALLS / elapsed, cpu * 1000 / CONCURRENT_CALLS
+        mine = time.process_time() - mine
+    return CONCURRENT_CALLS / elapsed, cpu * 1000 / CONCURRENT_CALLS, mine * 1000 / CONCURRENT_CALLS
 
 
 async def latencies(
@@ -521,6 +526,17 @@ def _rates(results: list[tuple]) -> tuple[float, float]:
     return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
 
 
+def cpu_ceiling(label: str, results: list[tuple]) -> str:
+    """What the machine's cores allow: the CPU of one call in every process (server, its sandbox,
+    this client) and the calls/s that CPU would saturate every core at."""
+    server, client = statistics.median(r[1] for r in results), statistics.median(r[2] for r in results)
+    ceiling = (os.cpu_count() or 1) * 1000 / (server + client)
+    return (
+        f"    {label:44s} {server:5.2f} + {client:4.2f} ms CPU (server + client) a call:"
+        f" the cores saturate at {ceiling:6.0f}/s"
+    )
+
+
 def _pooled(results: list[tuple]) -> tuple[list[float], float]:
     """(every latency of every round, median server CPU ms per call)."""
     return [x for samples, _ in results for x in samples], statistics.median(cpu for _, cpu in results)
@@ -551,6 +567,8 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
             ">= 1.0x",
         )
     )
+    for label, name in [("SDK", "sdk"), ("app tool", "app"), ("records_get", "records")]:
+        print(cpu_ceiling(label, calls[name]))
     baseline = f"SDK minimal server {sdk_rate:.0f}/s"
     rows.append(
         (
@@ -625,6 +643,8 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
     print(f"\n(6) serve --workers 2 against 1 (MCP_STATELESS=true), trivial app tool, {CONCURRENCY} clients")
     print(ratio_line("one worker (baseline)", f"{one_rate:8.1f}/s", 1.0, one_cpu))
     print(ratio_line("two workers", f"{two_rate:8.1f}/s", two_rate / one_rate, two_cpu, ">= 1.6x"))
+    print(cpu_ceiling("one worker", workers["1"]))
+    print(cpu_ceiling("two workers", workers["2"]))
     rows.append(
         (
             "6. calls/s, serve --workers 2",
