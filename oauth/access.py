@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import uuid
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
 from oauth.models import Connection
 from tenants.callers import Caller, caller_for_grant
 from tenants.exceptions import InvalidToken
+from tenants.lookups import PreparedLookup, attnames, instance
 from tenants.models import Tenant
 
 MCP_SCOPE = "mcp"
@@ -28,39 +32,54 @@ def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | Non
             revoked, or its user no longer an active member.
     """
     checksum = hashlib.sha256(raw.encode()).hexdigest()
-    token = (
-        get_access_token_model()
-        .objects.select_related("user", "refresh_token")
-        .filter(token_checksum=checksum)
-        .first()
-    )
-    if token is None or token.user is None:
+    row = _access_token_lookup().row(checksum)
+    if row is None or row["user_id"] is None:
         raise InvalidToken("unknown")
+    token = instance(get_access_token_model(), row)
+    token.user = instance(get_user_model(), row, prefix="user__")
     if token.is_expired():
         raise InvalidToken("expired")
     if MCP_SCOPE not in token.scope.split():
         raise InvalidToken("not an MCP token")
-    refresh = getattr(token, "refresh_token", None)  # every token of a connection is issued with one
-    if refresh is None:
+    # Every token of a connection is issued with a refresh token, which names the connection.
+    family = row["refresh_token__token_family"]
+    found = _connection_lookup().row(tenant.pk, family) if family is not None else None
+    if found is None or found["user_id"] != token.user_id:
         raise InvalidToken("no active connection")
-    connection = (
-        Connection.objects.for_tenant(tenant)
-        .select_related("application")
-        .filter(token_family=refresh.token_family, revoked_at__isnull=True)
-        .first()
-    )
-    if connection is None or connection.user_id != token.user_id:
-        raise InvalidToken("no active connection")
+    connection = instance(Connection, found)
     _touch(connection)
     caller = caller_for_grant(
         tenant,
         token.user,
         grant_id=connection.pk,
-        client_id=connection.application.client_id,
+        client_id=found["application__client_id"],
         read_only=connection.read_only,
     )
     audience = token.resource[0] if token.resource and len(token.resource) == 1 else None
     return caller, audience
+
+
+@functools.cache
+def _access_token_lookup() -> PreparedLookup:
+    # Every request of an OAuth client asks: compiled once per thread, not per request (1.4 ms of
+    # CPU as a queryset, issue 11).
+    user_fields = sorted({"id", "is_active", "is_superuser", get_user_model().USERNAME_FIELD})
+    model = get_access_token_model()
+    return PreparedLookup(
+        lambda checksum: model.objects.filter(token_checksum=checksum),
+        attnames(model) + [f"user__{name}" for name in user_fields] + ["refresh_token__token_family"],
+    )
+
+
+@functools.cache
+def _connection_lookup() -> PreparedLookup:
+    return PreparedLookup(
+        lambda tenant_id, family: Connection.objects.for_tenant(tenant_id).filter(
+            token_family=family, revoked_at__isnull=True
+        ),
+        attnames(Connection) + ["application__client_id"],
+        key_types=(int, uuid.UUID),
+    )
 
 
 def _touch(connection: Connection) -> None:

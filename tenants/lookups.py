@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,15 +24,36 @@ from django.db.models.sql.compiler import SQLCompiler
 from tenants.models import ApiToken, Tenant
 
 
-def _placeholder(kind: type, position: int) -> str | int:
+def _placeholder(kind: type, position: int) -> str | int | uuid.UUID:
     """What key ``position`` is compiled as, then found among the parameters and replaced.
 
-    Each is a value no real key takes (a NUL-framed string, an id below any the database issues),
-    and of the key's own type, so the field's preparation accepts it.
+    Each is a value no real key takes (a NUL-framed string, an id below any the database issues,
+    a UUID of no version), and of the key's own type, so the field's preparation accepts it.
     """
     if kind is int:
         return -(2**62) - position
+    if kind is uuid.UUID:
+        return uuid.UUID(int=position + 1)
     return f"\x00lookup-key-{position}\x00"
+
+
+def _bound_as(params: tuple, placeholder: Any) -> tuple[int, Callable[[Any], Any]]:
+    """Where ``placeholder`` is among the compiled parameters, and how a key is written there: as
+    it is, or (a UUID on a database without a UUID type) as its hex digits."""
+    for index, param in enumerate(params):
+        if param == placeholder:
+            return index, _as_is
+        if isinstance(placeholder, uuid.UUID) and param == placeholder.hex:
+            return index, _hex
+    raise ValueError(f"the lookup's SQL does not take the key {placeholder!r}")
+
+
+def _as_is(key: Any) -> Any:
+    return key
+
+
+def _hex(key: uuid.UUID) -> str:
+    return key.hex
 
 
 @dataclass(frozen=True)
@@ -39,7 +61,7 @@ class _Compiled:
     compiler: SQLCompiler
     sql: str
     params: tuple
-    key_indexes: tuple[int, ...]
+    keys: tuple[tuple[int, Callable[[Any], Any]], ...]  # (position among params, how it is bound)
     # (position, converters, expression) of each column the ORM converts: asked once, not per row.
     converters: tuple[tuple[int, list, Any], ...]
 
@@ -47,9 +69,9 @@ class _Compiled:
 class PreparedLookup:
     """``query(*keys).values_list(*fields).first()``, with the SQL built once per thread.
 
-    ``query`` takes one key per entry of ``key_types`` (a string or an int each: a slug, a key
-    id, a tenant id...) and returns a queryset filtered by them; it must not order the rows (a
-    lookup by a unique key has one).
+    ``query`` takes one key per entry of ``key_types`` (a string, an int or a UUID each: a slug, a
+    key id, a tenant id, a token family...) and returns a queryset filtered by them; it must not
+    order the rows (a lookup by a unique key has one).
     """
 
     def __init__(
@@ -69,8 +91,8 @@ class PreparedLookup:
         """The first row for ``keys`` as ``{field: value}``, converted as the ORM converts it."""
         compiled = self._compiled()
         params = list(compiled.params)
-        for index, key in zip(compiled.key_indexes, keys, strict=True):
-            params[index] = key
+        for (index, bind), key in zip(compiled.keys, keys, strict=True):
+            params[index] = bind(key)
         with connections[self._using].cursor() as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchmany(1)
@@ -92,13 +114,13 @@ class PreparedLookup:
             queryset = self._query(*placeholders).order_by().values_list(*self.fields)[:1]
             compiler = queryset.query.get_compiler(using=self._using)
             sql, params = compiler.as_sql()
-            indexes = tuple(params.index(placeholder) for placeholder in placeholders)
+            bound = tuple(_bound_as(params, placeholder) for placeholder in placeholders)
             columns = [selected[0] for selected in compiler.select[: compiler.col_count]]
             converters = tuple(
                 (position, converters, expression)
                 for position, (converters, expression) in compiler.get_converters(columns).items()
             )
-            compiled = _Compiled(compiler, sql, params, indexes, converters)
+            compiled = _Compiled(compiler, sql, params, bound, converters)
             self._local.compiled = compiled
         return compiled
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -108,3 +109,26 @@ def test_a_user_made_inactive_is_refused_though_cached(acme, make_token):
 
     with pytest.raises(InvalidToken):
         caller_for_token(acme, raw)
+
+
+@pytest.mark.django_db
+def test_a_lookup_keyed_by_an_int_and_a_uuid_finds_its_row_on_this_database(acme, make_member):
+    from oauth2_provider.models import get_application_model
+
+    from oauth.models import Connection
+    from tenants.lookups import PreparedLookup, attnames
+
+    application = get_application_model().objects.create(
+        client_id="lookups", client_type="public", authorization_grant_type="authorization-code"
+    )
+    user = make_member(acme, "connected").user
+    mine = Connection.objects.create(tenant=acme, user=user, application=application)
+    lookup = PreparedLookup(
+        lambda tenant_id, family: Connection.objects.for_tenant(tenant_id).filter(token_family=family),
+        attnames(Connection),
+        key_types=(int, uuid.UUID),
+    )
+
+    assert lookup.row(acme.pk, mine.token_family)["id"] == mine.pk
+    assert lookup.row(acme.pk + 1, mine.token_family) is None
+    assert lookup.row(acme.pk, uuid.uuid4()) is None
