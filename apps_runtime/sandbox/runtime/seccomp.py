@@ -357,9 +357,19 @@ class Filter:
 
     def __init__(self, libc, template: bytearray, patches: list[tuple[int, str]]):
         self._libc = libc
-        self._template = bytes(template)
         self._patches = patches
         self.instructions = len(template) // 8
+        # The program and the ctypes arguments that point at it are made once, in the zygote: each child
+        # patches its pid into its own (copy-on-write) copy of the program and makes the syscall.
+        self._program = bytearray(template)
+        self._buffer = (ctypes.c_char * len(self._program)).from_buffer(self._program)
+        self._fprog = _SockFprog(self.instructions, ctypes.addressof(self._buffer))
+        self._seccomp_args = (
+            ctypes.c_long(SYS_SECCOMP),
+            ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+            ctypes.c_long(0),
+            ctypes.byref(self._fprog),
+        )
 
     @classmethod
     def build(cls) -> "Filter | None":
@@ -383,22 +393,11 @@ class Filter:
         """
         pid = os.getpid()
         values = {_PID: pid, _NEG_PID: -pid & 0xFFFFFFFF}
-        program = bytearray(self._template)
         for offset, name in self._patches:
-            struct.pack_into("=I", program, offset, values[name])
-        buffer = (ctypes.c_char * len(program)).from_buffer(program)
-        fprog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
+            struct.pack_into("=I", self._program, offset, values[name])
         if self._libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             _raise_errno("prctl(PR_SET_NO_NEW_PRIVS)")
-        if (
-            self._libc.syscall(
-                ctypes.c_long(SYS_SECCOMP),
-                ctypes.c_long(SECCOMP_SET_MODE_FILTER),
-                ctypes.c_long(0),
-                ctypes.byref(fprog),
-            )
-            != 0
-        ):
+        if self._libc.syscall(*self._seccomp_args) != 0:
             _raise_errno("seccomp(SECCOMP_SET_MODE_FILTER)")
 
 
