@@ -9,7 +9,7 @@ from django.db.models import Manager
 from django.utils import timezone
 
 from tenants.managers import TenantScopedManager
-from tenants.tenant_settings import SettingValue, effective_settings
+from tenants.tenant_settings import SETTINGS, SettingValue, effective_settings
 
 SLUG_RE = r"^[a-z0-9][a-z0-9-]{0,39}$"
 PREFIX_RE = r"^[a-z][a-z0-9_]{0,19}$"
@@ -48,7 +48,8 @@ class Tenant(models.Model):
         return effective_settings(self.settings)
 
     def setting(self, key: str) -> SettingValue:
-        return self.get_settings()[key]
+        """One setting, stored or default (a call asks for several: no whole dict for each)."""
+        return self.settings.get(key, SETTINGS[key].default) if key in SETTINGS else self.get_settings()[key]
 
 
 class TenantOwned(models.Model):

@@ -12,6 +12,7 @@ gets no cached code: the child then compiles the source itself, and reports its 
 """
 
 import collections
+import functools
 import hashlib
 import marshal
 import os
@@ -36,8 +37,7 @@ class BytecodeCache:
         compile it itself.
         """
         path = os.path.normpath(os.path.join(bundle_dir, handler))
-        real_bundle = os.path.realpath(bundle_dir)
-        if os.path.isabs(handler) or not os.path.realpath(path).startswith(real_bundle + os.sep):
+        if os.path.isabs(handler) or not _inside(bundle_dir, path):
             return None
         source = _read_regular_file(path)
         if source is None:
@@ -56,6 +56,14 @@ class BytecodeCache:
             while len(self._entries) > self._max:
                 self._entries.popitem(last=False)
         return code
+
+
+@functools.lru_cache(maxsize=4096)
+def _inside(bundle_dir: str, path: str) -> bool:
+    """Whether ``path`` resolves inside ``bundle_dir``. Asked once per handler file: bundle dirs are
+    unpacked once and read-only, so where a path leads never changes (and the file itself is opened
+    without following a final symlink on every call)."""
+    return os.path.realpath(path).startswith(os.path.realpath(bundle_dir) + os.sep)
 
 
 def _read_regular_file(path: str) -> bytes | None:
