@@ -13,8 +13,10 @@ from mcp_gateway.exceptions import GatewayRefused
 from oauth.access import caller_for_access_token
 from oauth.tokens import is_access_token
 from tenants.callers import Caller, caller_for_token
-from tenants.lookups import tenant_by_slug
+from tenants.exceptions import InvalidToken
+from tenants.lookups import tenant_by_slug, tenant_with_token
 from tenants.models import Tenant
+from tenants.tokens import parse_token
 
 GATEWAY_SCOPE_KEY = "lcp.gateway"
 # The request being served, for SDK hooks that get no request context (get_tool_input_schema).
@@ -36,7 +38,10 @@ def endpoint_tenant(slug: str) -> Tenant:
     Raises:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint.
     """
-    tenant = tenant_by_slug(slug)  # every request asks: a prepared lookup, not a queryset
+    return _open_endpoint(tenant_by_slug(slug))  # every request asks: a prepared lookup
+
+
+def _open_endpoint(tenant: Tenant | None) -> Tenant:
     if tenant is None:
         raise GatewayRefused(404, "Unknown tenant.")
     if not tenant.setting("mcpServer"):
@@ -57,12 +62,18 @@ def verify_bearer(slug: str, raw: str) -> tuple[GatewayRequest, str | None]:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint.
         InvalidToken: a malformed, expired, revoked or other tenant's token.
     """
-    tenant = endpoint_tenant(slug)
     if is_access_token(raw):
+        tenant = endpoint_tenant(slug)
         caller, audience = caller_for_access_token(tenant, raw)
-    else:
-        caller, audience = caller_for_token(tenant, raw), None
-    return GatewayRequest(tenant=tenant, caller=caller), audience
+        return GatewayRequest(tenant=tenant, caller=caller), audience
+    try:
+        key_id, _secret = parse_token(raw)
+    except InvalidToken:
+        endpoint_tenant(slug)  # an unknown tenant is a 404 before any token is judged
+        raise
+    tenant, token = tenant_with_token(slug, key_id)
+    tenant = _open_endpoint(tenant)
+    return GatewayRequest(tenant=tenant, caller=caller_for_token(tenant, raw, token)), None
 
 
 def gateway_request(ctx: ServerRequestContext) -> GatewayRequest:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
@@ -110,14 +111,25 @@ def credential_key(credential: str) -> str:
 callers = CallerCache()
 
 
-def caller_for_token(tenant: Tenant, raw: str) -> Caller:
+class Unread(Enum):
+    """A token row not read yet (None already means "read: no such token")."""
+
+    UNREAD = "unread"
+
+
+UNREAD = Unread.UNREAD
+
+
+def caller_for_token(tenant: Tenant, raw: str, token: ApiToken | None | Unread = UNREAD) -> Caller:
     """The caller a bearer token proves in ``tenant``: one lookup of the token, cached membership.
+
+    ``token``: its row (``token_with_user``'s shape) or None, if the caller already read it fresh.
 
     Raises:
         InvalidToken: the token is bad, or was issued for another tenant.
     """
     key_id, secret = parse_token(raw)
-    token = check_token(token_with_user(key_id), secret)
+    token = check_token(token_with_user(key_id) if token is UNREAD else token, secret)
     if token.tenant_id != tenant.pk:
         raise InvalidToken("issued for another tenant")
     user = token.user

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Model, QuerySet
+from django.db.models import FilteredRelation, Model, Q, QuerySet
 from django.db.models.sql.compiler import SQLCompiler
 
 from tenants.models import ApiToken, Tenant
@@ -157,14 +157,46 @@ def tenant_by_slug(slug: str) -> Tenant | None:
     return instance(Tenant, row) if row is not None else None
 
 
+def _user_fields() -> list[str]:
+    """What a caller is made of: the user's id, username, ``is_active`` and ``is_superuser``."""
+    return sorted({"id", "is_active", "is_superuser", get_user_model().USERNAME_FIELD})
+
+
 @functools.cache
 def _token_lookup() -> PreparedLookup:
-    user = get_user_model()
-    user_fields = sorted({"id", "is_active", "is_superuser", user.USERNAME_FIELD})
     return PreparedLookup(
         lambda key_id: ApiToken.all_tenants.filter(key_id=key_id),
-        attnames(ApiToken) + [f"user__{name}" for name in user_fields],
+        attnames(ApiToken) + [f"user__{name}" for name in _user_fields()],
     )
+
+
+@functools.cache
+def _tenant_token_lookup() -> PreparedLookup:
+    # The tenant with, joined where it is the tenant's, the token: one statement instead of two
+    # (on PostgreSQL one round trip less on every API-token request).
+    return PreparedLookup(
+        lambda slug, key_id: Tenant.objects.filter(slug=slug).annotate(
+            token=FilteredRelation("tokens", condition=Q(tokens__key_id=key_id))
+        ),
+        attnames(Tenant)
+        + [f"token__{name}" for name in attnames(ApiToken)]
+        + [f"token__user__{name}" for name in _user_fields()],
+        key_types=(str, str),
+    )
+
+
+def tenant_with_token(slug: str, key_id: str) -> tuple[Tenant | None, ApiToken | None]:
+    """The tenant ``slug`` and its token ``key_id`` (with its user, as ``token_with_user``), freshly
+    read in one statement; the token is None when the tenant has no such token."""
+    row = _tenant_token_lookup().row(slug, key_id)
+    if row is None:
+        return None, None
+    tenant = instance(Tenant, row)
+    if row["token__id"] is None:
+        return tenant, None
+    token = instance(ApiToken, row, prefix="token__")
+    token.user = instance(get_user_model(), row, prefix="token__user__")
+    return tenant, token
 
 
 def token_with_user(key_id: str) -> ApiToken | None:

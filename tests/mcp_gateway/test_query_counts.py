@@ -11,8 +11,8 @@ import pytest
 from mcp_gateway import tool_calls
 from mcp_gateway.auth import verify_bearer
 
-# tenant (prepared lookup), token with its user (prepared lookup); the membership is cached.
-AUTH = 2
+# the tenant with its token and the token's user (one prepared lookup); the membership is cached.
+AUTH = 1
 AUDIT = 1
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from tenants import actions
 from tenants.callers import caller_for_token
 from tenants.exceptions import InvalidToken
-from tenants.lookups import tenant_by_slug, token_with_user
+from tenants.lookups import tenant_by_slug, tenant_with_token, token_with_user
 from tenants.models import ApiToken, Tenant
 
 
@@ -132,3 +132,18 @@ def test_a_lookup_keyed_by_an_int_and_a_uuid_finds_its_row_on_this_database(acme
     assert lookup.row(acme.pk, mine.token_family)["id"] == mine.pk
     assert lookup.row(acme.pk + 1, mine.token_family) is None
     assert lookup.row(acme.pk, uuid.uuid4()) is None
+
+
+@pytest.mark.django_db
+def test_the_tenant_and_its_token_are_read_together_as_the_orm_loads_them(acme, make_tenant, make_token):
+    row, _ = make_token(acme, "writer", read_only=True, expires_days=3)
+    make_tenant("other")
+
+    tenant, token = tenant_with_token("acme", row.key_id)
+
+    assert concrete_values(tenant) == concrete_values(Tenant.objects.get(slug="acme"))
+    assert concrete_values(token) == concrete_values(ApiToken.all_tenants.get(pk=row.pk))
+    assert (token.user.get_username(), token.user.is_active) == ("writer", True)
+    assert tenant_with_token("other", row.key_id) == (Tenant.objects.get(slug="other"), None)
+    assert tenant_with_token("acme", "000000000000") == (tenant, None)
+    assert tenant_with_token("nobody", row.key_id) == (None, None)
