@@ -13,6 +13,7 @@ from django.db import connection
 from mcp_gateway import rate_counters, tool_calls
 from mcp_gateway.auth import verify_bearer
 from mcp_gateway.models import RateLimitCounter
+from tests.mcp_gateway.test_query_counts import AUDIT, AUTH
 from tests.support.apps import cases_manifest
 from tests.support.rate_hits import hit_in_process
 
@@ -107,5 +108,6 @@ def test_a_limited_call_adds_one_query_on_the_database_and_none_on_redis(
         return tool_calls.call_tool(gw.tenant, gw.caller, "acme_cases_listing", {})
 
     one_call()  # warm: caches filled, last_used_at noted, ended windows purged
-    with django_assert_num_queries(2 + 1 + (1 if rate_backend == "database" else 0)):  # auth, audit, count
+    # auth (tenant with token), audit, and the count where the database keeps it
+    with django_assert_num_queries(AUTH + AUDIT + (1 if rate_backend == "database" else 0)):
         assert one_call().is_error is False
