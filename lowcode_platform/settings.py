@@ -156,6 +156,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     )
     DATABASES["default"]["OPTIONS"]["timeout"] = 20
+    # Tests too run on a file (WAL) rather than Django's default in-memory database, which locks a
+    # table being written against every reader ("database table is locked") where the platform's
+    # own SQLite lets readers through and makes writers wait.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [

@@ -27,7 +27,6 @@ from django.db import connection
 from apps_runtime.models import JobRun
 
 ROOT = Path(__file__).resolve().parents[2]
-ON_POSTGRES = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
 WAIT_SECONDS = 60
 
@@ -134,7 +133,10 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = WAIT
 
 
 def _database_url() -> str:
+    """The test database as another process reaches it (on SQLite a file: see the settings)."""
     db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
     auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
@@ -349,17 +351,7 @@ class JobsHarness:
         return "\n--- worker log ---\n" + self.worker.log_tail()
 
 
-WORKER_VARIANT = pytest.param(
-    "worker",
-    marks=[
-        pytest.mark.slow,
-        pytest.mark.skipif(
-            not ON_POSTGRES,
-            reason="a worker process cannot see an in-memory SQLite test database: run with "
-            "DATABASE_URL=postgres://... (the eager variant covers the scenario here)",
-        ),
-    ],
-)
+WORKER_VARIANT = pytest.param("worker", marks=[pytest.mark.slow])
 
 
 @pytest.fixture(params=["eager", WORKER_VARIANT])

@@ -21,7 +21,6 @@ from tenants.scoping import access_user
 
 from .conftest import (
     JOB_HANDLERS,
-    ON_POSTGRES,
     WRITER_ROLE,
     JobsHarness,
     as_json,
@@ -212,7 +211,6 @@ def worker_with_beat(transactional_db, settings, celery_worker):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not ON_POSTGRES, reason="a worker process cannot see an in-memory SQLite test database")
 def test_a_run_whose_worker_is_killed_mid_handler_completes_exactly_once(
     worker_with_beat, acme, deploy, client, make_token
 ):

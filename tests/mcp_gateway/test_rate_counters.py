@@ -13,6 +13,7 @@ from django.db import connection
 from mcp_gateway import rate_counters, tool_calls
 from mcp_gateway.auth import verify_bearer
 from mcp_gateway.models import RateLimitCounter
+from tests.apps_runtime.conftest import _database_url
 from tests.mcp_gateway.test_query_counts import AUDIT, AUTH
 from tests.support.apps import cases_manifest
 from tests.support.rate_hits import hit_in_process
@@ -28,10 +29,6 @@ def key():
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_hits_each_see_a_distinct_count(rate_backend, key):
-    if rate_backend == "database" and connection.vendor == "sqlite":
-        # A SQLite file database (the platform's) makes concurrent writers wait out its busy timeout;
-        # pytest-django's in-memory test database answers them "table is locked" at once instead.
-        pytest.skip("the in-memory SQLite test database refuses concurrent writers (CI: PostgreSQL)")
     counts: list[int] = []
     start = threading.Barrier(THREADS)
 
@@ -55,14 +52,8 @@ def test_concurrent_hits_each_see_a_distinct_count(rate_backend, key):
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_server_processes_share_one_count(rate_backend, settings, key):
-    if connection.vendor != "postgresql":
-        # pytest-django's SQLite test database lives in this process's memory: spawned processes
-        # cannot open it.
-        pytest.skip("spawned processes cannot open the in-memory SQLite test database (CI: PostgreSQL)")
-    db = connection.settings_dict
     env = {
-        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:"
-        f"{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": _database_url(),
         "RATE_LIMIT_REDIS_URL": settings.RATE_LIMIT_REDIS_URL or "",
         "DJANGO_SETTINGS_MODULE": "lowcode_platform.settings",
     }

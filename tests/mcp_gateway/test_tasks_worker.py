@@ -9,18 +9,12 @@ import mcp.types as types
 import pytest
 
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from tests.apps_runtime.conftest import ON_POSTGRES, Worker, _forget_queue, restore_broker, use_broker
+from tests.apps_runtime.conftest import Worker, _forget_queue, restore_broker, use_broker
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.task_app import TASK_FILES, task_manifest
 from tests.support.task_client import create_task, send, wait_until_finished
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not ON_POSTGRES,
-        reason="a worker process cannot see an in-memory SQLite test database: CI runs this on PostgreSQL",
-    ),
-]
+pytestmark = pytest.mark.slow
 SLOW = "acme_reports_slow_report"
 
 
