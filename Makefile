@@ -40,6 +40,7 @@ test: install system-deps
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 bench: install
 	$(PY) bench/run_all.py

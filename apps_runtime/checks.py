@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.checks import Error, register
 
-from lowcode_platform.checks import Bound, bound_errors
+from core.setting_bounds import Bound, bound_errors
 
 BOUNDS = {
     # Prefix (20) + "_" + app (40) + "_" + tool (40) can exceed any limit; below 24 the hashed form

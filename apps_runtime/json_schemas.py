@@ -44,7 +44,7 @@ from jsonschema.exceptions import UnknownType, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
-from tenants.error_ids import new_error_id
+from core.error_ids import new_error_id
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from apps_runtime.exceptions import (
 )
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
 from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
-from lowcode_platform.api_errors import error_response, problem, problem_response
+from core.problems import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for, caller_for_token
 from tenants.exceptions import InvalidToken, TenantNotFound

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps_runtime.auth_expr import AuthExpr
-from mcp_gateway.catalog import CatalogEntry
+from mcp_gateway.tools.catalog import CatalogEntry
 
 EVERY_MEMBER = "every member"
 

@@ -16,60 +16,22 @@ from __future__ import annotations
 
 import logging
 import sys
-from http import HTTPStatus
 from typing import Any
 
 from django.http import JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from apps_runtime.exceptions import MethodNotAllowed, RuntimeDomainError
+from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.manifest import DeployRejected
-from tenants.error_ids import new_error_id
+from core.error_ids import new_error_id
+from core.problems import error_response, phrase, problem, problem_response
 from tenants.exceptions import TenantError
 
 logger = logging.getLogger("lowcode_platform.api")
 
-PROBLEM_CONTENT_TYPE = "application/problem+json"
 DOMAIN_ERRORS = (TenantError, RuntimeDomainError, DeployRejected)
 _MAX_DETAIL = 500
-
-
-def problem(status: int, code: str, detail: str, *, title: str | None = None, **members: Any) -> dict:
-    """A problem body; ``members`` are its extension members (``errorId``, ``problems``, ...)."""
-    return {
-        "type": f"about:blank#{code}",
-        "title": title or _phrase(status),
-        "status": status,
-        "detail": detail,
-        "code": code,
-        **members,
-    }
-
-
-def problem_response(body: dict, *, headers: dict[str, str] | None = None) -> JsonResponse:
-    """Send a ``problem`` body with its status and the problem media type."""
-    response = JsonResponse(body, status=body["status"], content_type=PROBLEM_CONTENT_TYPE, headers=headers)
-    if body["status"] == 401 and "WWW-Authenticate" not in response:
-        response["WWW-Authenticate"] = "Bearer"
-    return response
-
-
-def error_response(exc: TenantError | RuntimeDomainError | DeployRejected) -> JsonResponse:
-    """A domain error as a problem response: status and code come from the exception."""
-    headers = {"Allow": ", ".join(exc.allowed)} if isinstance(exc, MethodNotAllowed) else None
-    if isinstance(exc, DeployRejected):
-        count = len(exc.problems)
-        body = problem(
-            422,
-            "deploy_rejected",
-            f"the bundle was refused: {count} problem{'s' if count != 1 else ''}, each with its JSON pointer",
-            problems=[{"pointer": p.pointer, "message": p.message} for p in exc.problems],
-            warnings=[str(w) for w in exc.warnings],
-        )
-    else:
-        body = problem(exc.status, exc.code, str(exc))
-    return problem_response(body, headers=headers)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
@@ -95,7 +57,7 @@ def _drf_problem(exc: Exception, status: int) -> dict:
         return problem(status, exc.default_code, str(exc.detail))
     # Http404 and Django's PermissionDenied, which DRF converts.
     code = "not_found" if status == 404 else "permission_denied"
-    return problem(status, code, _phrase(status))
+    return problem(status, code, phrase(status))
 
 
 def _summary(errors: dict) -> str:
@@ -114,13 +76,6 @@ def _flat(value: Any) -> list:
     if isinstance(value, list):
         return [item for nested in value for item in _flat(nested)]
     return [value]
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
 
 
 def server_error(request: Any) -> JsonResponse:

@@ -23,8 +23,8 @@ import anyio  # noqa: E402
 
 from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
 from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
-from mcp_gateway.http import Gateway  # noqa: E402  (needs Django set up)
 from mcp_gateway.tasks import sweep as sweep_tool_tasks  # noqa: E402
+from mcp_gateway.transport.app import Gateway  # noqa: E402  (needs Django set up)
 
 gateway = Gateway()
 

@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "oauth",
     "console",
+    "lowcode_platform",  # the platform-wide commands: serve, seed_demo
 ]
 
 MIDDLEWARE = [
@@ -320,12 +321,12 @@ MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 
 # Tool rate limits (manifest rateLimit, tenant setting toolRateLimit) are counted in Redis when this is
 # set (production: every replica sees one count), else in the database. Redis down: calls go through
-# uncounted, with a warning (mcp_gateway/rate_counters.py says why).
+# uncounted, with a warning (mcp_gateway/limits/rate_counters.py says why).
 RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or None
 
 # MCP transport: each POST is answered with one JSON body, not an event stream (cheaper; list_changed
 # still goes on the session's GET stream), except a tools/call that needs the stream for progress or
-# elicitation (mcp_gateway.streaming decides per POST). Off: every POST gets an event stream.
+# elicitation (mcp_gateway.transport.streaming decides per POST). Off: every POST gets an event stream.
 MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
 # The SDK's OpenTelemetry span around each MCP message: on where an OpenTelemetry SDK exports them.
 MCP_OPENTELEMETRY = _env_bool("MCP_OPENTELEMETRY", False)

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 from apps_runtime.manifest.schema import TASK_TIMEOUT_MS_CEILING
-from lowcode_platform.checks import Bound, bound_errors
+from core.setting_bounds import Bound, bound_errors
 
 BOUNDS = {
     "MCP_PAGE_SIZE": Bound(int, 1),

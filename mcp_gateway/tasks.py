@@ -6,8 +6,9 @@ import logging
 
 from celery import shared_task
 
-from mcp_gateway import task_queue, task_store
-from mcp_gateway.task_runs import audit_lost, execute_task
+from mcp_gateway.mcp_tasks import queue as task_queue
+from mcp_gateway.mcp_tasks import store as task_store
+from mcp_gateway.mcp_tasks.runs import audit_lost, execute_task
 
 logger = logging.getLogger("mcp_gateway.tasks")
 

@@ -25,7 +25,7 @@ LAST_USED_RESOLUTION = timedelta(seconds=60)
 def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | None]:
     """The caller an access token proves in ``tenant``, and its audience: the one resource it was
     issued for (RFC 8707), None if not exactly one. The gateway checks that audience is the MCP
-    URL it was presented at (the SDK's ``BearerAuthBackend``, ``mcp_gateway/endpoint_auth.py``).
+    URL it was presented at (the SDK's ``BearerAuthBackend``, ``mcp_gateway/transport/auth.py``).
 
     Raises:
         InvalidToken: unknown, expired, without the mcp scope, its connection (in this tenant)

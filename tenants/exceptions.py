@@ -4,7 +4,7 @@
 class TenantError(Exception):
     """Base of every tenant-domain error; its message is safe to show to the caller.
 
-    ``status`` and ``code`` say how HTTP shows it (lowcode_platform/api_errors.py renders them).
+    ``status`` and ``code`` say how HTTP shows it (core/problems.py renders them).
     """
 
     status = 400

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.models import HandlerError, JobRun
-from tenants.error_ids import new_error_id
+from core.error_ids import new_error_id
 
 logger = logging.getLogger("apps_runtime.jobs")
 

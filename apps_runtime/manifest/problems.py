@@ -66,6 +66,8 @@ def ordered(problems: Iterable[Problem]) -> list[Problem]:
 class DeployRejected(Exception):
     """A bundle that cannot be deployed; ``problems`` lists every reason (never just the first)."""
 
+    status, code = 422, "deploy_rejected"
+
     def __init__(self, problems: Iterable[Problem], *, warnings: Iterable[Problem] = ()):
         self.problems = list(problems)
         if not self.problems:
@@ -74,6 +76,16 @@ class DeployRejected(Exception):
         count = len(self.problems)
         lines = "\n".join(str(problem) for problem in self.problems)
         super().__init__(f"deploy rejected, {count} problem{'s' if count != 1 else ''}:\n{lines}")
+
+    def problem_members(self) -> dict:
+        """The members of its problem body (``core.problems.error_response``)."""
+        count = len(self.problems)
+        plural = "s" if count != 1 else ""
+        return {
+            "detail": f"the bundle was refused: {count} problem{plural}, each with its JSON pointer",
+            "problems": [{"pointer": p.pointer, "message": p.message} for p in self.problems],
+            "warnings": [str(w) for w in self.warnings],
+        }
 
 
 def shorten(text: str, limit: int = 200) -> str:

@@ -8,8 +8,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from mcp_gateway import preview
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools import preview
 from tenants.api.views import TenantAPIView
 from tenants.callers import Caller
 

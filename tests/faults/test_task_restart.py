@@ -14,7 +14,7 @@ import anyio
 import mcp.types as types
 import pytest
 
-from mcp_gateway.task_store import LOST_MESSAGE
+from mcp_gateway.mcp_tasks.store import LOST_MESSAGE
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.platform_process import PlatformProcess, migrated_database
 from tests.support.task_client import create_task, get_task, send, wait_until_finished

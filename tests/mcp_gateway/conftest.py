@@ -99,7 +99,7 @@ RATE_LIMIT_REDIS_URL = "redis://127.0.0.1:6379/8"
 def rate_backend(request, settings, monkeypatch):
     """Rate-limit counts in the database, then in Redis; with keys of their own, as other test runs
     (on this machine, or CI jobs) may share the Redis database."""
-    from mcp_gateway import rate_limits
+    from mcp_gateway.limits import rate_limits
 
     monkeypatch.setattr(rate_limits, "KEY_PREFIX", f"rl-test-{uuid.uuid4().hex}")
     settings.RATE_LIMIT_REDIS_URL = RATE_LIMIT_REDIS_URL if request.param == "redis" else None

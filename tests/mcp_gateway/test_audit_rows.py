@@ -12,8 +12,8 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from mcp_gateway.audit import arguments_hash, record_call
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.audit import arguments_hash, record_call
 from tenants.callers import Caller
 from tenants.models import ApiToken
 from tests.mcp_gateway.conftest import mcp_client

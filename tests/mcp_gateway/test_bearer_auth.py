@@ -1,4 +1,4 @@
-"""The gateway's bearer auth through the SDK's seams (``mcp_gateway/endpoint_auth.py``): the 401's
+"""The gateway's bearer auth through the SDK's seams (``mcp_gateway/transport/auth.py``): the 401's
 body, description and challenge, what counts as a missing token, and the metadata as the SDK's
 model. Pins the parts of the contract an SDK upgrade could change (e.g. RequireAuthMiddleware's
 own error rendering).
@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from mcp.shared.auth import ProtectedResourceMetadata
 
-from mcp_gateway.endpoint_auth import TOKEN_INVALID, TOKEN_REQUIRED
+from mcp_gateway.transport.auth import TOKEN_INVALID, TOKEN_REQUIRED
 from tests.support.mcp_wire import legacy_initialize
 
 INITIALIZE = legacy_initialize()

@@ -7,7 +7,7 @@ import pytest
 
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.models import Record
-from mcp_gateway.builtins import BUILTINS
+from mcp_gateway.tools.builtins import BUILTINS
 from tenants.callers import caller_for
 from tenants.scoping import access_user
 from tests.mcp_gateway.conftest import mcp_client

@@ -9,7 +9,7 @@ from mcp import MCPError
 from mcp.types import INVALID_PARAMS, ElicitResult, InputRequiredResult
 
 from apps_runtime.models import Record
-from mcp_gateway import rate_limits
+from mcp_gateway.limits import rate_limits
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from tenants import actions
 from tests.mcp_gateway.conftest import mcp_client

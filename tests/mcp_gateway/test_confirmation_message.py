@@ -5,8 +5,8 @@ from __future__ import annotations
 import mcp.types as types
 import pytest
 
-from mcp_gateway.catalog import CatalogEntry
-from mcp_gateway.confirmation import (
+from mcp_gateway.tools.catalog import CatalogEntry
+from mcp_gateway.tools.confirmation import (
     ARGUMENTS_SHOWN,
     MESSAGE_MAX,
     VALUE_MAX,

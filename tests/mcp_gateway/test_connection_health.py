@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connections
 
-from mcp_gateway import concurrency
+from mcp_gateway.protocol import concurrency
 from tenants.models import Tenant
 
 

@@ -8,7 +8,7 @@ import pytest
 from mcp import MCPError
 
 from apps_runtime.models import Record
-from mcp_gateway.concurrency import SERVER_BUSY, shares
+from mcp_gateway.protocol.concurrency import SERVER_BUSY, shares
 from tests.mcp_gateway.conftest import mcp_client
 
 HANDLERS = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_gateway import tool_calls
-from mcp_gateway.auth import verify_bearer
+from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.transport.auth import verify_bearer
 
 # the tenant with its token and the token's user (one prepared lookup); the membership is cached.
 AUTH = 1

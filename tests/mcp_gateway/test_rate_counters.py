@@ -10,9 +10,10 @@ import uuid
 import pytest
 from django.db import connection
 
-from mcp_gateway import rate_counters, tool_calls
-from mcp_gateway.auth import verify_bearer
+from mcp_gateway.limits import rate_counters
 from mcp_gateway.models import RateLimitCounter
+from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.transport.auth import verify_bearer
 from tests.apps_runtime.conftest import _database_url
 from tests.mcp_gateway.test_query_counts import AUDIT, AUTH
 from tests.support.apps import cases_manifest

@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from apps_runtime.models import Record
-from mcp_gateway import rate_counters, rate_limits
-from mcp_gateway.catalog import catalog_for
+from mcp_gateway.limits import rate_counters, rate_limits
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.catalog import catalog_for
 from tenants import actions
 from tenants.callers import Caller
 from tests.mcp_gateway.conftest import mcp_client
@@ -154,11 +154,11 @@ def test_with_redis_down_calls_go_through_uncounted_with_one_warning(
     settings.RATE_LIMIT_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
     reader = make_token(app, "reader")[1]
 
-    with caplog.at_level(logging.WARNING, logger="mcp_gateway.rate_counters"):
+    with caplog.at_level(logging.WARNING, logger="mcp_gateway.limits.rate_counters"):
         results = calls(mcp_url(), reader, *[(LISTING, {})] * 4)
 
     assert [r.is_error for r in results] == [False] * 4
-    warnings = [r.getMessage() for r in caplog.records if r.name == "mcp_gateway.rate_counters"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mcp_gateway.limits.rate_counters"]
     assert len(warnings) == 1 and "unreachable" in warnings[0]
 
 

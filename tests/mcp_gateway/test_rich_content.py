@@ -11,9 +11,9 @@ import pytest
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import compile_schema
 from apps_runtime.sandbox.runtime import sdk
-from mcp_gateway.links import NoLinkOrigin, app_route_url, call_origin
-from mcp_gateway.output_budget import OutputBudget
-from mcp_gateway.results import route_result
+from mcp_gateway.tools.links import NoLinkOrigin, app_route_url, call_origin
+from mcp_gateway.tools.output_budget import OutputBudget
+from mcp_gateway.tools.results import route_result
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 LINK_BASE = "https://platform.example/t/acme/apps/cases"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from mcp.server._otel import OpenTelemetryMiddleware
 
-from mcp_gateway.list_pages import ListPages
-from mcp_gateway.notifications import Notifier
-from mcp_gateway.server import build_server
+from mcp_gateway.protocol.list_pages import ListPages
+from mcp_gateway.protocol.notifications import Notifier
+from mcp_gateway.protocol.server import build_server
 
 
 def kinds(settings, spans: bool) -> list[type]:

@@ -6,7 +6,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_gateway.concurrency import SERVER_BUSY
+from mcp_gateway.protocol.concurrency import SERVER_BUSY
 from tests.support.mcp_wire import legacy_initialize
 
 INITIALIZE = legacy_initialize()

@@ -1,4 +1,4 @@
-"""JSON or an event stream per POST (``mcp_gateway.streaming``), against the SDK's own transport.
+"""JSON or an event stream per POST (``mcp_gateway.transport.streaming``), against the SDK's own transport.
 
 These tests pin the SDK internals the choice relies on (where the transport reads its flag, the
 message router, context-carrying streams): a change there fails one of them.
@@ -20,7 +20,8 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from mcp_gateway.streaming import StreamChoosingManager, progress_token, streamed
+from mcp_gateway.protocol.context import streamed
+from mcp_gateway.transport.streaming import StreamChoosingManager, progress_token
 from tests.mcp_gateway.conftest import served
 from tests.support.mcp_wire import ACCEPT, LEGACY, encode, modern_headers, open_legacy_session, request
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_gateway import task_store
+from mcp_gateway.mcp_tasks import store as task_store
+from mcp_gateway.mcp_tasks.progress import TaskStatusEvents, status_text
 from mcp_gateway.models import ToolTask
-from mcp_gateway.task_progress import TaskStatusEvents, status_text
 from tenants.callers import caller_for_token
 
 

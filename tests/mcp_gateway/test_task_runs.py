@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_gateway import task_store
+from mcp_gateway.mcp_tasks import store as task_store
+from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE
+from mcp_gateway.mcp_tasks.runs import execute_task
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from mcp_gateway.task_callers import CREDENTIAL_GONE
-from mcp_gateway.task_runs import execute_task
 from tenants import actions
 from tenants.callers import caller_for_token
 from tests.support.task_app import TASK_FILES, task_manifest

@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from mcp_gateway import task_calls, task_store
 from mcp_gateway.exceptions import InvalidCursor, TaskFinished, TaskLimitReached, TaskNotFound
+from mcp_gateway.mcp_tasks import calls as task_calls
+from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tasks import sweep
 from tenants.callers import caller_for_token

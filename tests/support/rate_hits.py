@@ -12,7 +12,7 @@ def hit_in_process(env: dict, key: str, hits: int, barrier, results) -> None:
     import django
 
     django.setup()
-    from mcp_gateway import rate_counters
+    from mcp_gateway.limits import rate_counters
 
     barrier.wait()
     results.put([rate_counters.hit(key, ttl=60, now=time.time()) for _ in range(hits)])

@@ -1,0 +1,176 @@
+"""The MCP task methods for one caller: the synchronous core ``task_methods.py`` calls into.
+
+A task-augmented ``tools/call`` is checked like any call (the tool is the caller's, it supports
+tasks, the arguments pass ``inputSchema``), then answered at once with the task; its audit row says
+``task_created``, and the run writes a row of its own when it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp.types as types
+from django.utils import timezone
+
+from mcp_gateway.exceptions import TaskLimitReached
+from mcp_gateway.limits.rate_limits import enforce_rate_limit
+from mcp_gateway.mcp_tasks import store as task_store
+from mcp_gateway.mcp_tasks.queue import send_on_commit
+from mcp_gateway.mcp_tasks.runs import audit_lost
+from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.tools.arguments import argument_problems
+from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.calls import resolve_tool
+from mcp_gateway.tools.confirmation import Confirmation, refusal
+from mcp_gateway.tools.modes import refuse_task_call
+from mcp_gateway.tools.results import error_result, invalid_arguments_result
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+logger = logging.getLogger("mcp_gateway.mcp_tasks.calls")
+Outcome = ToolCallAudit.Outcome
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+LIST_PAGE_SIZE = 50
+
+
+def _wire(model: types.Result) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def task_model(task: ToolTask) -> types.Task:
+    return types.Task(
+        task_id=task.task_id,
+        status=task.status,
+        status_message=task.status_message or None,
+        created_at=task.created_at.isoformat(),
+        last_updated_at=task.updated_at.isoformat(),
+        ttl=task.ttl_ms,
+        poll_interval=task.poll_interval_ms,
+    )
+
+
+def created_result(task: ToolTask) -> dict[str, Any]:
+    """``CreateTaskResult``, plus a text ``content`` block naming the task.
+
+    The extra member is allowed by the schema (results are open), and clients that check every
+    ``tools/call`` result against ``CallToolResult`` (the SDK 2.3 client does) then accept it.
+    """
+    wire = _wire(types.CreateTaskResult(task=task_model(task)))
+    text = f"Started task {task.task_id}: poll tasks/get, then read the result with tasks/result."
+    wire["content"] = [{"type": "text", "text": text}]
+    return wire
+
+
+def create_task(
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict[str, Any] | None,
+    ttl_ms: int | None,
+    confirmation: Confirmation | None = None,
+) -> dict[str, Any]:
+    """Answer a task-augmented ``tools/call``: the task, or a tool error; audited either way.
+
+    Raises:
+        ToolUnavailable: unknown or hidden tool (``TaskModeRefused``: a tool without ``task``).
+        InternalError: the platform failed; logged under the error id.
+    """
+    arguments = arguments or {}
+    with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
+        return _create(tenant, caller, name, arguments, ttl_ms, audit, confirmation)
+
+
+def _create(
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict,
+    ttl_ms: int | None,
+    audit: dict,
+    confirmation: Confirmation | None,
+) -> dict[str, Any]:
+    entry = resolve_tool(tenant, caller, name)
+    refuse_task_call(entry)
+    audit["app_name"] = entry.app_name or ""
+    problems = argument_problems(entry.validator, arguments)
+    if problems:
+        audit["outcome"] = Outcome.INVALID_ARGUMENTS
+        return _wire(invalid_arguments_result(problems))
+    refused = enforce_rate_limit(tenant, caller, entry)
+    if refused is not None:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return _wire(refused)
+    refused = refusal(tenant, entry, confirmation)  # the run will go ahead on this call's yes
+    if refused is not None:
+        audit["outcome"] = Outcome.DECLINED
+        return _wire(refused)
+    try:
+        task = task_store.create(tenant, caller, name, arguments, ttl_ms)
+    except TaskLimitReached as err:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return _wire(error_result(str(err)))
+    audit["outcome"] = Outcome.TASK_CREATED
+    send_on_commit([task.task_id])
+    return created_result(task)
+
+
+def get_task(tenant: Tenant, caller: Caller, task_id: str) -> types.GetTaskResult:
+    """The caller's task, caught up if the process running it died (``_catch_up``).
+
+    Raises:
+        TaskNotFound: unknown, expired or another caller's.
+    """
+    task = task_store.owned(tenant, caller, task_id)
+    _catch_up(task)
+    return types.GetTaskResult(**task_model(task).model_dump())
+
+
+def _catch_up(task: ToolTask) -> None:
+    """A task whose server or worker died: a queued run is sent again, a running one ends failed.
+
+    The sweep does the same for every tenant each minute; a caller polling need not wait for it.
+    """
+    now = timezone.now()
+    if task_store.forgotten(task, now):
+        logger.info("Task %s was queued and never started: sending its run again", task.task_id)
+        task_store.mark_resent([task.task_id], now)
+        send_on_commit([task.task_id])
+    elif task_store.lost(task, now) and task_store.fail_lost(task, now):
+        audit_lost(task)
+        task.refresh_from_db()
+
+
+def list_tasks(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListTasksResult:
+    """One page of the caller's own tasks, newest first.
+
+    Raises:
+        InvalidCursor: a cursor this server did not issue.
+    """
+    tasks, next_cursor = task_store.page(tenant, caller, cursor, LIST_PAGE_SIZE)
+    return types.ListTasksResult(tasks=[task_model(task) for task in tasks], next_cursor=next_cursor)
+
+
+def cancel_task(tenant: Tenant, caller: Caller, task_id: str) -> types.CancelTaskResult:
+    """Raises: TaskNotFound, TaskFinished (see ``task_store.cancel``)."""
+    task = task_store.cancel(tenant, caller, task_id)
+    return types.CancelTaskResult(**task_model(task).model_dump())
+
+
+CANCELLED_RESULT = "The task was cancelled before it finished: it has no result"
+
+
+def task_payload(tenant: Tenant, caller: Caller, task_id: str) -> dict[str, Any] | None:
+    """The ``tools/call`` result of the caller's ended task, or None while it is working.
+
+    Raises:
+        TaskNotFound: unknown, expired or another caller's.
+    """
+    task = task_store.owned(tenant, caller, task_id)
+    if not task.finished:
+        _catch_up(task)
+    if not task.finished:
+        return None
+    payload = dict(task.result) if task.result else _wire(error_result(CANCELLED_RESULT))
+    payload["_meta"] = {**(payload.get("_meta") or {}), RELATED_TASK: {"taskId": task.task_id}}
+    return payload

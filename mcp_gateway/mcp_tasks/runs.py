@@ -1,0 +1,99 @@
+"""One run of an MCP task: the deferred tools/call, as its caller, its result kept on the task.
+
+The run goes through ``tool_calls.call_tool`` like any call (the same checks, result mapping and
+one audit row with the real outcome), with the longer time limit of a task. It acts as its creator
+as of when it starts (``task_callers.py``): rights read afresh, nothing run once the credential is
+revoked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import mcp.types as types
+from django.conf import settings
+
+from apps_runtime.dispatch import effective_timeout_ms, load_app
+from apps_runtime.exceptions import RuntimeDomainError
+from mcp_gateway.exceptions import InternalError, ToolUnavailable
+from mcp_gateway.mcp_tasks import store as task_store
+from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE, caller_now
+from mcp_gateway.mcp_tasks.progress import TaskStatusEvents
+from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.audit import record_call
+from mcp_gateway.tools.call_events import bound_events
+from mcp_gateway.tools.confirmation import CONFIRMED_AT_CREATION
+from mcp_gateway.tools.links import call_origin
+from mcp_gateway.tools.results import error_result
+from tenants.callers import Caller
+
+logger = logging.getLogger("mcp_gateway.mcp_tasks.runs")
+
+
+def execute_task(task_id: str) -> ToolTask | None:
+    """Run a queued task once; a task already started, ended or purged is left alone."""
+    task = ToolTask.all_tenants.select_related("tenant").filter(task_id=task_id).first()
+    if task is None or task.finished or task.started_at is not None:
+        return task
+    if not task_store.claim(task, _timeout_ms(task)):
+        logger.info("Task %s was started, cancelled or purged by someone else", task_id)
+        return task
+    result = _run(task, task_store.caller_from_snapshot(task.tenant_id, task.caller))
+    wire = _bounded(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+    if not task_store.finish(task, wire, failed=bool(wire.get("isError"))):
+        logger.info("Task %s ended after it was cancelled or declared lost: its result is dropped", task_id)
+    return task
+
+
+def _timeout_ms(task: ToolTask) -> int:
+    """The run's time limit, for the task's deadline (the route's own, capped for tasks)."""
+    try:
+        entry = tool_calls.catalog_for(task.tenant).by_name.get(task.wire_name)
+        if entry is None or entry.app_name is None:
+            return settings.SANDBOX_MAX_TIMEOUT_MS
+        route = load_app(task.tenant, entry.app_name).compiled.routes.by_key[entry.route_key]
+    except (RuntimeDomainError, KeyError):
+        return settings.SANDBOX_MAX_TIMEOUT_MS  # the run itself reports what is gone
+    return effective_timeout_ms(route, settings.TASK_MAX_TIMEOUT_MS)
+
+
+def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
+    caller = caller_now(task.tenant, created_by)
+    if caller is None:
+        record_call(
+            created_by, task.wire_name, task.arguments, outcome=ToolCallAudit.Outcome.DENIED, duration_ms=0
+        )
+        return error_result(CREDENTIAL_GONE)
+    try:
+        with bound_events(TaskStatusEvents(task)), call_origin(task.link_origin):
+            return tool_calls.call_tool(
+                task.tenant, caller, task.wire_name, task.arguments, CONFIRMED_AT_CREATION, as_task=True
+            )
+    except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied
+        return error_result(str(err))
+    except InternalError as err:  # logged and audited under its error id
+        return error_result(str(err))
+
+
+def _bounded(wire: dict) -> dict:
+    size = len(json.dumps(wire, ensure_ascii=False).encode())
+    limit = settings.TASK_MAX_RESULT_BYTES
+    if size <= limit:
+        return wire
+    message = f"The tool's result is {size} bytes, over the {limit} bytes a task keeps"
+    return error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def audit_lost(task: ToolTask) -> None:
+    """The audit row of a run lost with its process (``task_store.fail_lost`` has ended the task)."""
+    logger.warning("Task %s: its run was lost with its process", task.task_id)
+    created_by = task_store.caller_from_snapshot(task.tenant_id, task.caller)
+    record_call(
+        created_by,
+        task.wire_name,
+        task.arguments,
+        outcome=ToolCallAudit.Outcome.PLATFORM_ERROR,
+        duration_ms=0,
+    )

@@ -1,0 +1,235 @@
+"""MCP tasks in the database: creation within the caps, each caller's own tasks, and the run's states.
+
+A task is ``working`` from creation until its run ends ``completed`` or ``failed``, or a cancel ends
+it ``cancelled``. ``started_at`` tells a queued task (null) from a running one. Every transition is a
+conditional UPDATE on the state it leaves, so a duplicate delivery cannot run a task twice, and a run
+that ends after a cancel cannot overwrite it.
+
+A task belongs to the credential that created it (an API token, an OAuth grant): any other caller,
+even of the same tenant, gets "not found", as for an unknown or expired id.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
+from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
+from mcp_gateway.tools.cursors import decode_cursor, encode_cursor
+from mcp_gateway.tools.links import remembered_call_origin
+from mcp_gateway.tools.results import error_result
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+Status = ToolTask.Status
+STATUS_MESSAGE_MAX = 500
+LOST_MESSAGE = "The run was lost with the process running it (a restart or a crash); it did not finish"
+
+
+@dataclass
+class Swept:
+    resend: list[str] = field(default_factory=list)  # queued too long: send their runs again
+    lost: list[ToolTask] = field(default_factory=list)  # running past their deadline: now failed
+    purged: int = 0  # past their TTL: deleted
+
+
+def owner_key(caller: Caller) -> str:
+    """The credential a task belongs to: its token, else its OAuth grant, else its user."""
+    if caller.token_id is not None:
+        return f"token:{caller.token_id}"
+    if caller.oauth_grant_id is not None:
+        return f"grant:{caller.oauth_grant_id}"
+    return f"user:{caller.user_id}"
+
+
+def caller_snapshot(caller: Caller) -> dict[str, Any]:
+    data = {f.name: getattr(caller, f.name) for f in fields(Caller) if f.name != "tenant_id"}
+    data["roles"] = sorted(caller.roles)
+    return data
+
+
+def caller_from_snapshot(tenant_id: int, data: dict[str, Any]) -> Caller:
+    """The caller a task was created by, in the task's own tenant."""
+    known = {f.name for f in fields(Caller)} - {"tenant_id", "roles"}
+    values = {name: value for name, value in data.items() if name in known}
+    return Caller(tenant_id=tenant_id, roles=frozenset(data.get("roles") or ()), **values)
+
+
+def _unfinished(tenant: Tenant) -> QuerySet[ToolTask]:
+    return ToolTask.objects.for_tenant(tenant).filter(status__in=[Status.WORKING, Status.INPUT_REQUIRED])
+
+
+def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_ms: int | None) -> ToolTask:
+    """A new working task, its TTL clamped to TASK_MAX_TTL_MS, keeping the origin of the call
+    creating it for the links in its result (the run has no request to take one from).
+
+    The caps are counted, not locked: concurrent creations may pass them by a few, never by many.
+
+    Raises:
+        TaskLimitReached: the caller or the tenant has too many unfinished tasks.
+    """
+    owner = owner_key(caller)
+    per_caller, per_tenant = settings.TASK_MAX_ACTIVE_PER_CALLER, settings.TASK_MAX_ACTIVE_PER_TENANT
+    if _unfinished(tenant).filter(owner=owner).count() >= per_caller:
+        raise TaskLimitReached("caller", per_caller)
+    if _unfinished(tenant).count() >= per_tenant:
+        raise TaskLimitReached("tenant", per_tenant)
+    ttl = min(ttl_ms if ttl_ms and ttl_ms > 0 else settings.TASK_DEFAULT_TTL_MS, settings.TASK_MAX_TTL_MS)
+    now = timezone.now()
+    return ToolTask.objects.create(
+        tenant=tenant,
+        task_id=secrets.token_urlsafe(24),
+        owner=owner,
+        caller=caller_snapshot(caller),
+        wire_name=wire_name,
+        arguments=arguments,
+        created_at=now,
+        updated_at=now,
+        ttl_ms=ttl,
+        expires_at=now + timedelta(milliseconds=ttl),
+        poll_interval_ms=settings.TASK_POLL_INTERVAL_MS,
+        link_origin=_link_origin(),
+    )
+
+
+def _link_origin() -> str:
+    """The call's origin, or none when too long to keep (a Host that ALLOWED_HOSTS '*' let through)."""
+    origin = remembered_call_origin()
+    return origin if len(origin) <= ToolTask._meta.get_field("link_origin").max_length else ""
+
+
+def _owned(tenant: Tenant, caller: Caller) -> QuerySet[ToolTask]:
+    return ToolTask.objects.for_tenant(tenant).filter(owner=owner_key(caller), expires_at__gt=timezone.now())
+
+
+def owned(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
+    """The caller's task ``task_id``.
+
+    Raises:
+        TaskNotFound: unknown, expired, or another caller's: the same answer for each.
+    """
+    task = _owned(tenant, caller).filter(task_id=task_id).first() if isinstance(task_id, str) else None
+    if task is None:
+        raise TaskNotFound(str(task_id))
+    return task
+
+
+def page(tenant: Tenant, caller: Caller, cursor: str | None, size: int) -> tuple[list[ToolTask], str | None]:
+    """One page of the caller's tasks, newest first, and the cursor of the next page.
+
+    Raises:
+        InvalidCursor: a cursor this server did not issue.
+    """
+    rows = _owned(tenant, caller).order_by("-pk")
+    if cursor:
+        rows = rows.filter(pk__lt=decode_cursor("t", cursor))
+    found = list(rows[: size + 1])
+    more = len(found) > size
+    found = found[:size]
+    return found, encode_cursor("t", found[-1].pk) if more else None
+
+
+def cancel(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
+    """End the caller's task ``cancelled``. A queued run never starts; a running one is not interrupted,
+    but what it returns is discarded (its audit row still says how it ended).
+
+    Raises:
+        TaskNotFound: see ``owned``.
+        TaskFinished: the task had already ended.
+    """
+    task = owned(tenant, caller, task_id)
+    now = timezone.now()
+    message = "Cancelled by the caller"
+    live = ToolTask.objects.for_tenant(tenant).filter(pk=task.pk).exclude(status__in=TERMINAL_STATUSES)
+    if not live.update(status=Status.CANCELLED, status_message=message, updated_at=now, deadline=None):
+        task.refresh_from_db()
+        raise TaskFinished(task.task_id, task.status)
+    task.status, task.status_message, task.updated_at, task.deadline = Status.CANCELLED, message, now, None
+    return task
+
+
+def claim(task: ToolTask, timeout_ms: int) -> bool:
+    """Start the run of a queued task; False when it was started, cancelled or purged meanwhile."""
+    now = timezone.now()
+    deadline = now + timedelta(milliseconds=timeout_ms, seconds=settings.TASK_RUN_GRACE_SECONDS)
+    claimed = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at__isnull=True).update(
+        started_at=now, deadline=deadline, updated_at=now
+    )
+    if claimed:
+        task.started_at, task.deadline, task.updated_at = now, deadline, now
+    return bool(claimed)
+
+
+def finish(task: ToolTask, result: dict, *, failed: bool) -> bool:
+    """Record the run's result; False when the task was cancelled (or declared lost) meanwhile."""
+    status = Status.FAILED if failed else Status.COMPLETED
+    now = timezone.now()
+    done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at=task.started_at).update(
+        status=status, result=result, status_message="", updated_at=now, deadline=None
+    )
+    if done:
+        task.status, task.result, task.updated_at, task.deadline = status, result, now, None
+    return bool(done)
+
+
+def note_progress(task: ToolTask, message: str) -> None:
+    """Show the run's progress as the task's status message (while it is still working)."""
+    ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING).update(
+        status_message=message[:STATUS_MESSAGE_MAX], updated_at=timezone.now()
+    )
+
+
+def forgotten(task: ToolTask, now: datetime | None = None) -> bool:
+    """A queued task whose run was sent long ago and never started (its sender died, or its message)."""
+    now = now or timezone.now()
+    return (
+        task.status == Status.WORKING
+        and task.started_at is None
+        and task.updated_at < now - timedelta(seconds=settings.TASK_RESEND_SECONDS)
+    )
+
+
+def lost(task: ToolTask, now: datetime | None = None) -> bool:
+    """A running task past its deadline: the process running it died (a restart, a crash)."""
+    now = now or timezone.now()
+    return task.status == Status.WORKING and task.deadline is not None and task.deadline < now
+
+
+def mark_resent(task_ids: list[str], now: datetime) -> None:
+    ToolTask.all_tenants.filter(task_id__in=task_ids, status=Status.WORKING, started_at__isnull=True).update(
+        updated_at=now
+    )
+
+
+def sweep(now: datetime | None = None) -> Swept:
+    """Platform-wide upkeep: queued tasks to send again, lost runs to fail, expired tasks to delete.
+
+    A run still going past its deadline was lost with its process: it is failed, not run again,
+    because it may have done part of its work (a task runs at most once).
+    """
+    now = now or timezone.now()
+    swept = Swept()
+    stale = now - timedelta(seconds=settings.TASK_RESEND_SECONDS)
+    queued = ToolTask.all_tenants.filter(status=Status.WORKING, started_at__isnull=True, updated_at__lt=stale)
+    swept.resend = list(queued.values_list("task_id", flat=True)[:1000])
+    mark_resent(swept.resend, now)
+    for task in ToolTask.all_tenants.filter(status=Status.WORKING, deadline__lt=now)[:1000]:
+        if fail_lost(task, now):
+            swept.lost.append(task)
+    swept.purged, _ = ToolTask.all_tenants.filter(expires_at__lte=now).delete()
+    return swept
+
+
+def fail_lost(task: ToolTask, now: datetime) -> bool:
+    result = error_result(LOST_MESSAGE).model_dump(by_alias=True, mode="json", exclude_none=True)
+    lost = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at=task.started_at).update(
+        status=Status.FAILED, status_message=LOST_MESSAGE, result=result, updated_at=now, deadline=None
+    )
+    return bool(lost)

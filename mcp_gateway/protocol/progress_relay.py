@@ -1,0 +1,144 @@
+"""A running tool call's progress and log lines, relayed to its MCP caller on the call's stream.
+
+The handler runs in a worker thread (``concurrency.in_thread``); its notices arrive there, through
+``run_route(events=...)``, and a task on the event loop sends them as ``notifications/progress``
+(with the caller's progress token) and ``notifications/message`` tied to the request. Only a call
+answered with an event stream (``streaming``) has anywhere to send them.
+
+Bounds: progress goes out at most ``MAX_PROGRESS_PER_SECOND`` times a second, the latest value
+winning, and only forward; log lines below the caller's level are dropped, and the sandbox already
+caps their number and length per call (``protocol.MAX_LOG_NOTICES``, ``MAX_NOTICE_CHARS``). The
+queue of lines waiting to be sent is bounded by that cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server import ServerRequestContext
+
+from mcp_gateway.protocol import log_levels
+from mcp_gateway.protocol.context import streamed
+from mcp_gateway.tools.call_events import bound_events
+
+logger = logging.getLogger("mcp_gateway.protocol.progress_relay")
+
+MAX_PROGRESS_PER_SECOND = 10
+Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
+
+
+class Relay:
+    """``CallEvents`` fed from the worker thread, drained by ``run`` on the event loop."""
+
+    def __init__(
+        self, ctx: ServerRequestContext, token: str | int | None, minimum_level: str | None, name: str
+    ):
+        self._ctx, self._token, self._minimum, self._name = ctx, token, minimum_level, name
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._finished = asyncio.Event()
+        self._lock = threading.Lock()
+        self._progress: tuple | None = None
+        self._lines: list[tuple[str, str]] = []
+        self._broken = False
+
+    # -- the worker thread ----------------------------------------------------------------------------
+    def progress(self, done: float, total: float | None, message: str | None) -> None:
+        if self._token is None:
+            return
+        with self._lock:
+            self._progress = (done, total, message)  # the latest wins
+        self._loop.call_soon_threadsafe(self._wake.set)
+
+    def log(self, level: str, message: str) -> None:
+        if self._minimum is None or not log_levels.at_least(level, self._minimum):
+            return
+        with self._lock:
+            self._lines.append((level, message))
+        self._loop.call_soon_threadsafe(self._wake.set)
+
+    # -- the event loop -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Send what arrives until ``finish``, then what is left; at most the rate's worth of progress."""
+        while not self._finished.is_set():
+            await self._wake.wait()
+            self._wake.clear()
+            await self._deliver()
+            with anyio.move_on_after(1 / MAX_PROGRESS_PER_SECOND):
+                await self._finished.wait()
+        # What arrived while the last round was being sent: the handler's final progress comes
+        # just before its result, so ``finish`` often lands while ``_deliver`` is awaiting the wire.
+        await self._deliver()
+
+    def finish(self) -> None:
+        self._finished.set()
+        self._wake.set()
+
+    async def _deliver(self) -> None:
+        with self._lock:
+            progress, self._progress = self._progress, None
+            lines, self._lines = self._lines, []
+        if self._broken:
+            return
+        session, request_id = self._ctx.session, self._ctx.request_id
+        try:
+            for level, message in lines:
+                params = types.LoggingMessageNotificationParams(level=level, data=message, logger=self._name)
+                await session.send_notification(types.LoggingMessageNotification(params=params), request_id)
+            if progress is not None:
+                await session.send_progress_notification(
+                    self._token, *progress, related_request_id=request_id
+                )
+        except Exception:  # the caller went away: the call itself goes on, unheard
+            logger.debug("progress relay stopped for request %s", request_id, exc_info=True)
+            self._broken = True
+
+
+def relaying(handler: Handler) -> Handler:
+    """Wrap a ``tools/call`` handler: the call's notices are relayed while it runs (``relayed``)."""
+
+    @functools.wraps(handler)
+    async def relaying_handler(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> Any:
+        async with relayed(ctx, params.name):
+            return await handler(ctx, params)
+
+    return relaying_handler
+
+
+@contextlib.asynccontextmanager
+async def relayed(ctx: ServerRequestContext, name: str) -> AsyncIterator[None]:
+    """Relay the handler's notices of the tool call ``name`` served in this block to its caller.
+
+    A no-op unless the call has an event stream and its caller wants progress or log lines.
+    """
+    relay = _relay_for(ctx, name)
+    if relay is None:
+        yield
+        return
+    # A task of its own, not a task group: the call's own errors (MCPError: an unknown tool, a busy
+    # tenant) must reach the SDK as they are, not wrapped in an exception group.
+    pump = asyncio.get_running_loop().create_task(relay.run())
+    try:
+        with bound_events(relay):
+            yield
+    finally:
+        relay.finish()
+        await pump  # the last notices go out before the answer
+
+
+def _relay_for(ctx: ServerRequestContext, name: str) -> Relay | None:
+    if not streamed():
+        return None
+    token = (ctx.meta or {}).get("progress_token")
+    minimum = log_levels.minimum_level(ctx)
+    if token is None and minimum is None:
+        return None
+    return Relay(ctx, token, minimum, name)

@@ -1,0 +1,129 @@
+"""The low-level MCP server: tools/list and tools/call for the caller of each request."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp.types as types
+from django.conf import settings
+from mcp.server import Server, ServerRequestContext
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.shared.exceptions import MCPError
+
+from apps_runtime.sandbox.error_ids import new_error_id
+from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
+from mcp_gateway.protocol import log_levels
+from mcp_gateway.protocol.concurrency import in_thread
+from mcp_gateway.protocol.context import current_request, gateway_request
+from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
+from mcp_gateway.protocol.list_pages import ListPages
+from mcp_gateway.protocol.notifications import Notifier
+from mcp_gateway.protocol.progress_relay import relaying
+from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
+from mcp_gateway.protocol.tasks import register_task_methods
+from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.catalog import cached_catalog
+from mcp_gateway.tools.links import remember_call_origin
+
+logger = logging.getLogger("mcp_gateway.protocol.server")
+Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
+
+
+class GatewayServer(Server):
+    """Advertises tools.listChanged, which the SDK leaves off unless asked, and tasks."""
+
+    def create_initialization_options(
+        self, notification_options=None, experimental_capabilities=None, extensions=None
+    ):
+        options = super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+        options.capabilities.tasks = TASKS_CAPABILITY  # tasks/* are served by task_methods.py
+        return options
+
+
+def internal_errors(handler: Handler) -> Handler:
+    """Answer any unexpected exception of ``handler`` as JSON-RPC -32603 with an error id.
+
+    The SDK would send the exception's text (database errors, RecursionError) with code 0 on the
+    handshake-era transport; the caller gets the error id only, and the log has the rest under it.
+    """
+
+    @functools.wraps(handler)
+    async def guarded(ctx: ServerRequestContext, params: Any) -> Any:
+        try:
+            return await handler(ctx, params)
+        except MCPError:
+            raise
+        except InternalError as err:  # already logged under its id where it was caught
+            raise MCPError(types.INTERNAL_ERROR, str(err)) from err
+        except Exception as err:  # the top of a request: nothing unexpected reaches the wire as text
+            error_id = new_error_id()
+            logger.exception("MCP %s failed: error_id=%s", ctx.method, error_id)
+            raise MCPError(types.INTERNAL_ERROR, str(InternalError(error_id))) from err
+
+    return guarded
+
+
+def build_server(notifier: Notifier) -> GatewayServer:
+    @internal_errors
+    async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+        gw = gateway_request(ctx)
+        try:
+            result = await in_thread(
+                tool_calls.list_tools, gw.tenant, gw.caller, params.cursor if params else None
+            )
+        except InvalidCursor as err:
+            raise MCPError(types.INVALID_PARAMS, str(err)) from err
+        await notifier.watch(ctx, gw)
+        return result
+
+    @internal_errors
+    @relaying  # the handler's progress and log lines reach the caller, if it wants them
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
+        gw = gateway_request(ctx)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)
+        try:
+            confirmation = await confirm_call(ctx, gw, params)
+            if isinstance(confirmation, types.InputRequiredResult):
+                return confirmation  # a 2026-07-28 client asks its user, then retries the call
+            return await in_thread(
+                tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments, confirmation
+            )
+        except ToolUnavailable as err:
+            raise MCPError(err.code, str(err)) from err
+
+    def input_schema(name: str) -> dict | None:
+        """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
+        gw = current_request.get()
+        if gw is None:
+            return None
+        catalog = cached_catalog(gw.tenant)
+        entry = catalog.by_name.get(name) if catalog is not None else None
+        return entry.tool.input_schema if entry is not None and entry.visible_to(gw.caller) else None
+
+    server = GatewayServer(
+        "lowcode-platform",
+        get_tool_input_schema=input_schema,
+        version="0.1.0",
+        instructions="Tools of this workspace's apps, and its records. Each tool runs with your permissions.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=internal_errors(notifier.listen_handler),
+    )
+    if not settings.MCP_OPENTELEMETRY:
+        # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
+        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    server.middleware.append(ListPages(notifier))
+    register_task_methods(server, internal_errors)
+    # Declares the logging capability (handshake era); registered after construction, where the SDK
+    # would warn that 2026-07-28 dropped it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, log_levels.set_level)
+    server.middleware.append(request_state_boundary())
+    return server

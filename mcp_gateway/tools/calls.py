@@ -1,0 +1,176 @@
+"""tools/list and tools/call for one caller: the synchronous core the MCP server calls into."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import mcp.types as types
+from django.conf import settings
+
+from apps_runtime.dispatch import load_app, run_route
+from apps_runtime.exceptions import RuntimeDomainError
+from mcp_gateway.exceptions import ToolUnavailable
+from mcp_gateway.limits.rate_limits import enforce_rate_limit
+from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.arguments import argument_problems
+from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.builtins import BUILTINS
+from mcp_gateway.tools.call_events import running_call_events
+from mcp_gateway.tools.catalog import CatalogEntry, catalog_for
+from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
+from mcp_gateway.tools.cursors import decode_cursor, encode_cursor
+from mcp_gateway.tools.links import app_route_url
+from mcp_gateway.tools.modes import refuse_synchronous_call
+from mcp_gateway.tools.results import error_result, invalid_arguments_result, json_result, route_result
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+Outcome = ToolCallAudit.Outcome
+APP_TOOLS_OFF = "App tools are switched off for this tenant (setting customAppsMcpTools)."
+
+
+def visible_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
+    return catalog_for(tenant).visible(caller, app_tools=tenant.setting("customAppsMcpTools"))
+
+
+def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListToolsResult:
+    """One page of the caller's tools.
+
+    Raises:
+        InvalidCursor: a cursor this server did not issue.
+    """
+    tools = visible_tools(tenant, caller)
+    start = decode_cursor("o", cursor) if cursor else 0
+    size = settings.MCP_PAGE_SIZE
+    page = tools[start : start + size]
+    next_cursor = encode_cursor("o", start + size) if start + size < len(tools) else None
+    return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=next_cursor)
+
+
+def resolve_tool(tenant: Tenant, caller: Caller, name: str) -> CatalogEntry:
+    """The tool ``name`` if the caller may call it now.
+
+    Raises:
+        ToolUnavailable: unknown, hidden from this caller, or an app tool while app tools are off.
+    """
+    entry = catalog_for(tenant).by_name.get(name)
+    if entry is None or not entry.visible_to(caller):
+        raise ToolUnavailable(name)
+    if entry.builtin is None and not tenant.setting("customAppsMcpTools"):
+        raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_TOOLS_OFF}")
+    return entry
+
+
+def call_tool(
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict[str, Any] | None,
+    confirmation: Confirmation | None = None,
+    *,
+    as_task: bool = False,
+) -> types.CallToolResult:
+    """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
+
+    A tool marked ``confirm`` runs only with the user's ``confirmation`` (see ``elicitation``).
+    ``as_task``: this is the background run of an MCP task (``task_runs.py``), which may take up to
+    TASK_MAX_TIMEOUT_MS; otherwise a tool whose ``task`` is ``required`` is refused.
+
+    Raises:
+        ToolUnavailable: see ``resolve_tool``.
+        InternalError: the platform failed; logged under the error id and audited as ``platform_error``.
+    """
+    arguments = arguments or {}
+    with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
+        return _call(tenant, caller, name, arguments, audit, confirmation, as_task=as_task)
+
+
+def _call(
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict,
+    audit: dict,
+    confirmation: Confirmation | None,
+    *,
+    as_task: bool = False,
+) -> types.CallToolResult:
+    entry = resolve_tool(tenant, caller, name)
+    if not as_task:
+        refuse_synchronous_call(entry)
+    problems = argument_problems(entry.validator, arguments)
+    if problems:
+        audit["outcome"] = Outcome.INVALID_ARGUMENTS
+        return invalid_arguments_result(problems)
+    # A task's run was counted when its tools/call created it (task_calls.py).
+    refused = None if as_task else enforce_rate_limit(tenant, caller, entry)
+    if refused is not None:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return refused
+    refused = refusal(tenant, entry, confirmation)
+    if refused is not None:
+        audit["outcome"] = Outcome.DECLINED
+        return refused
+    if entry.builtin is not None:
+        result = _call_builtin(tenant, caller, entry, arguments, audit)
+    else:
+        result = _call_app_tool(tenant, caller, entry, arguments, audit, as_task=as_task)
+    if audit["outcome"] == Outcome.OK and confirmed(entry, confirmation):
+        audit["outcome"] = Outcome.CONFIRMED
+    return result
+
+
+def _call_builtin(
+    tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict, audit: dict
+) -> types.CallToolResult:
+    try:
+        value = BUILTINS[entry.builtin](tenant, caller, arguments)
+    except RuntimeDomainError as err:
+        audit["outcome"] = Outcome.TOOL_ERROR
+        return error_result(err.message)
+    mapped = json_result(value, budget=entry.output_budget(tenant))
+    audit["outcome"] = Outcome.TOOL_ERROR if mapped.is_error else Outcome.OK
+    return mapped
+
+
+def _call_app_tool(
+    tenant: Tenant,
+    caller: Caller,
+    entry: CatalogEntry,
+    arguments: dict,
+    audit: dict,
+    *,
+    as_task: bool = False,
+) -> types.CallToolResult:
+    audit["app_name"] = entry.app_name or ""
+    try:
+        loaded = load_app(tenant, entry.app_name)
+        audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+        route = loaded.compiled.routes.by_key[entry.route_key]
+        result = run_route(
+            loaded,
+            route,
+            caller,
+            body=arguments,
+            query={k: v for k, v in arguments.items() if isinstance(v, str | int | float | bool)},
+            params={p: str(arguments[p]) for p in route.params},
+            tool={"name": entry.wire_name, "arguments": arguments},
+            timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
+            events=running_call_events.get(),
+        )
+    except RuntimeDomainError as err:
+        # The catalog said yes but the runtime said no (a change raced this call).
+        audit["outcome"] = Outcome.DENIED
+        return error_result(err.message)
+    if result.failed:
+        audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
+    elif result.status >= 400:
+        audit["outcome"] = Outcome.TOOL_ERROR
+    else:
+        audit["outcome"] = Outcome.OK
+    links = functools.partial(app_route_url, tenant.slug, loaded.app.name)
+    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links)
+    if mapped.is_error and audit["outcome"] == Outcome.OK:
+        audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
+    return mapped

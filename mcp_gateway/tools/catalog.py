@@ -1,0 +1,195 @@
+"""The per-caller tool catalog: built once per tenant change, filtered per caller, in a fixed order.
+
+A tenant's catalog (descriptors as SDK ``Tool`` objects, compiled argument validators, the auth
+rules of each tool's app and route) is cached per process under the tenant's ``state_version``.
+Every deploy, setting or membership change bumps that version in the database, so any process
+sees the change on its next request without a restart.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass, field
+
+import mcp.types as types
+
+from apps_runtime.auth_expr import AuthExpr, parse_auth
+from apps_runtime.deploy import builtin_wire_names
+from apps_runtime.dispatch import may_use_route
+from apps_runtime.json_schemas import SchemaValidator, compile_schema
+from apps_runtime.models import Tool
+from mcp_gateway.tools.builtin_specs import BUILTIN_SPECS
+from mcp_gateway.tools.output_budget import OutputBudget, output_budget
+from tenants.callers import Caller
+from tenants.models import Tenant
+from tenants.rate_limit_rule import RateLimit
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    wire_name: str
+    tool: types.Tool
+    read_only: bool
+    builtin: str | None = None  # the built-in's name, or None for an app tool
+    app_name: str | None = None
+    route_key: str | None = None
+    access: AuthExpr | None = None
+    route_auth: AuthExpr | None = None
+    max_output_tokens: int | None = None  # the manifest's maxOutputTokens; None: the tenant's default
+    rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
+    task_support: str | None = None  # "optional" or "required" (the manifest's "task"), else None
+    confirm: bool = False  # ask the user before the route runs (manifest option "confirm")
+
+    # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
+    # them all, but calls few.
+    @functools.cached_property
+    def validator(self) -> SchemaValidator:
+        return compile_schema(self.tool.input_schema)
+
+    @functools.cached_property
+    def output_validator(self) -> SchemaValidator | None:
+        return compile_schema(self.tool.output_schema) if self.tool.output_schema else None
+
+    def output_budget(self, tenant: Tenant) -> OutputBudget:
+        return output_budget(tenant, self.max_output_tokens, self.tool.input_schema)
+
+    def visible_to(self, caller: Caller) -> bool:
+        if caller.read_only and not self.read_only:
+            return False
+        if self.builtin is not None:
+            return caller.is_member or caller.is_superuser
+        return may_use_route(self.access, self.route_auth, caller)
+
+
+@dataclass
+class TenantCatalog:
+    """Every tool of one tenant at one state version."""
+
+    tenant_id: int
+    state_version: int
+    state_key: tuple
+    entries: list[CatalogEntry]
+    by_name: dict[str, CatalogEntry] = field(init=False)
+    _views: dict[tuple, list[CatalogEntry]] = field(default_factory=dict, init=False, repr=False)
+    # tools/list pages already shaped for the wire, by (view, cursor, protocol version, page size):
+    # they go with the catalog when the tenant's state moves on. Filled by the MCP server only.
+    pages: dict[tuple, dict] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {entry.wire_name: entry for entry in self.entries}
+
+    def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
+        """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""
+        key = view_key(caller, app_tools=app_tools)
+        found = self._views.get(key)
+        if found is None:
+            found = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
+            if len(self._views) > 256:
+                self._views.clear()
+            self._views[key] = found
+        return found
+
+
+def view_key(caller: Caller, *, app_tools: bool) -> tuple:
+    """Everything the tools a caller sees depend on, besides the catalog; role combinations are few."""
+    return (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
+
+
+def _annotations(raw: dict) -> types.ToolAnnotations | None:
+    if not raw:
+        return None
+    return types.ToolAnnotations(
+        title=raw.get("title"),
+        read_only_hint=raw.get("readOnlyHint"),
+        destructive_hint=raw.get("destructiveHint"),
+        idempotent_hint=raw.get("idempotentHint"),
+        open_world_hint=raw.get("openWorldHint"),
+    )
+
+
+def _app_entry(row: Tool) -> CatalogEntry:
+    d = row.descriptor
+    output = d.get("outputSchema")
+    annotations = d.get("annotations") or {}
+    return CatalogEntry(
+        wire_name=row.wire_name,
+        tool=types.Tool(
+            name=row.wire_name,
+            title=d.get("title"),
+            description=d["description"],
+            input_schema=d["inputSchema"],
+            output_schema=output,
+            annotations=_annotations(annotations),
+            execution=types.ToolExecution(task_support=d["task"]) if d.get("task") else None,
+        ),
+        read_only=annotations.get("readOnlyHint") is True,
+        task_support=d.get("task"),
+        app_name=row.app.name,
+        route_key=row.route_key,
+        access=parse_auth(d["access"]),
+        route_auth=parse_auth(d["routeAuth"]),
+        max_output_tokens=d.get("maxOutputTokens"),
+        rate_limit=RateLimit.from_json(d["rateLimit"]) if d.get("rateLimit") else None,
+        confirm=d.get("confirm") is True,
+    )
+
+
+def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:
+    names = {builtin: wire for wire, builtin in builtin_wire_names(tenant).items()}
+    entries = []
+    for spec in BUILTIN_SPECS:
+        wire = names[spec.name]
+        entries.append(
+            CatalogEntry(
+                wire_name=wire,
+                tool=types.Tool(
+                    name=wire,
+                    title=spec.title,
+                    description=spec.description,
+                    input_schema=spec.input_schema,
+                    annotations=_annotations(spec.annotations),
+                ),
+                read_only=spec.annotations.get("readOnlyHint") is True,
+                builtin=spec.name,
+            )
+        )
+    return entries
+
+
+def build_catalog(tenant: Tenant) -> TenantCatalog:
+    """Compile the tenant's catalog: built-ins, then app tools (one query)."""
+    rows = Tool.objects.for_tenant(tenant).select_related("app").order_by("app__name", "position")
+    entries = _builtin_entries(tenant) + [_app_entry(row) for row in rows]
+    return TenantCatalog(
+        tenant_id=tenant.pk, state_version=tenant.state_version, state_key=tenant.state_key, entries=entries
+    )
+
+
+_lock = threading.Lock()
+_catalogs: dict[int, TenantCatalog] = {}
+
+
+def catalog_for(tenant: Tenant) -> TenantCatalog:
+    """The tenant's catalog at its current ``state_version`` (rebuilt when the version moved).
+
+    ``tenant`` must be freshly loaded for this request, so its version is current.
+    """
+    cached = cached_catalog(tenant)
+    if cached is not None:
+        return cached
+    built = build_catalog(tenant)
+    with _lock:
+        current = _catalogs.get(tenant.pk)
+        # A newer version of the same tenant stays; a catalog of an earlier tenant that had this
+        # primary key (a rolled-back test, a restored backup) never does.
+        same_tenant = current is not None and current.state_key[:-1] == built.state_key[:-1]
+        if not same_tenant or current.state_version <= built.state_version:
+            _catalogs[tenant.pk] = built
+    return built
+
+
+def cached_catalog(tenant: Tenant) -> TenantCatalog | None:
+    """The tenant's catalog if this process holds it at the tenant's current version; never queries."""
+    cached = _catalogs.get(tenant.pk)
+    return cached if cached is not None and cached.state_key == tenant.state_key else None

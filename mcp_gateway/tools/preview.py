@@ -1,0 +1,130 @@
+"""What a caller would get from ``tools/list`` before anyone connects: the console's and the API's preview.
+
+The listing comes from the gateway's own ``tool_calls.list_tools``, page by page, shaped for the wire
+by the SDK's own serializer, so a preview can never drift from what an MCP client receives. The
+token estimate is the platform's one rule (``token_estimate``) applied to the ``tools`` array.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass
+
+from mcp.types.methods import serialize_server_result
+from mcp.types.version import LATEST_HANDSHAKE_VERSION
+
+from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools import token_estimate
+from tenants.actions import clean_roles
+from tenants.callers import Caller, caller_for
+from tenants.models import Tenant
+from tenants.scoping import access_membership, access_token
+
+# The protocol version the official SDK client negotiates by default; tools/list entries are shaped
+# for it exactly as the server's runner shapes them.
+WIRE_VERSION = LATEST_HANDSHAKE_VERSION
+APP_TOOLS = "customAppsMcpTools"
+ESTIMATE_RULE = token_estimate.RULE.replace("compact JSON", "compact JSON of the tools array")
+
+
+@dataclass(frozen=True)
+class ToolListing:
+    """A caller's complete tools/list: every page's entries, as JSON objects in wire form."""
+
+    tools: list[dict]
+
+    @property
+    def count(self) -> int:
+        return len(self.tools)
+
+    @property
+    def estimated_tokens(self) -> int:
+        return token_estimate.estimate_tokens(self.tools)
+
+    def as_json(self) -> dict:
+        """The preview API's body."""
+        return {"tools": self.tools, "count": self.count, "estimated_tokens": self.estimated_tokens}
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A caller's listing under the tenant's settings, and what flipping ``customAppsMcpTools`` would give."""
+
+    caller: Caller
+    listing: ToolListing
+    app_tools_on: bool
+    flipped: ToolListing
+    refusal: str | None  # why the gateway would refuse this caller outright, if it would
+
+
+def role_caller(tenant: Tenant, roles: list[str], *, read_only: bool = False) -> Caller:
+    """A member holding exactly ``roles`` (no account behind it: the catalog looks only at the rights).
+
+    Raises:
+        InvalidValue: a role name breaks the role pattern, or too many roles.
+    """
+    # Authenticated without a user account, like a job's service principal; is_service changes
+    # nothing the catalog asks.
+    return Caller(
+        tenant_id=tenant.pk,
+        username="(preview)",
+        is_member=True,
+        roles=frozenset(clean_roles(roles)),
+        read_only=read_only,
+        is_service=True,
+    )
+
+
+def member_caller(tenant: Tenant, username: str, *, read_only: bool = False) -> Caller:
+    """The caller a token of member ``username`` would be (read-only when asked).
+
+    Raises:
+        NotAMember: no such member of the tenant.
+    """
+    membership = access_membership(tenant, username)
+    caller = caller_for(tenant, membership.user)
+    return dataclasses.replace(caller, read_only=read_only) if read_only else caller
+
+
+def token_caller(tenant: Tenant, token_id: int) -> tuple[Caller, str | None]:
+    """The caller a token of the tenant proves, and why the gateway would refuse it (None: it would not).
+
+    Raises:
+        TokenNotFound: no such token in the tenant.
+    """
+    token = access_token(tenant, token_id)
+    refusal = None if token.is_active else "this token is revoked or expired: the endpoint answers 401"
+    return caller_for(tenant, token.user, token), refusal
+
+
+def tools_list(tenant: Tenant, caller: Caller) -> ToolListing:
+    """Every entry of the caller's tools/list, following the gateway's cursors to the last page."""
+    tools: list[dict] = []
+    cursor = None
+    while True:
+        page = tool_calls.list_tools(tenant, caller, cursor)
+        wire = serialize_server_result(
+            "tools/list", WIRE_VERSION, page.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        tools += wire["tools"]
+        cursor = page.next_cursor
+        if cursor is None:
+            return ToolListing(tools)
+
+
+def preview(tenant: Tenant, caller: Caller, *, refusal: str | None = None) -> Preview:
+    """The caller's listing now, and with ``customAppsMcpTools`` switched the other way."""
+    app_tools_on = tenant.setting(APP_TOOLS)
+    # An unsaved copy with the switch flipped: the gateway's function answers for the other setting.
+    flipped_tenant = copy.copy(tenant)
+    flipped_tenant.settings = {**tenant.settings, APP_TOOLS: not app_tools_on}
+    if refusal is None and not tenant.setting("mcpServer"):
+        refusal = "the MCP endpoint is switched off (setting mcpServer): every caller gets 404"
+    return Preview(
+        caller=caller,
+        listing=tools_list(tenant, caller),
+        app_tools_on=app_tools_on,
+        flipped=tools_list(flipped_tenant, caller),
+        refusal=refusal,
+    )

@@ -1,0 +1,192 @@
+"""Explicit MCP content from a handler: ``{"content": [...]}`` checked and mapped to SDK content blocks.
+
+A route's body is explicit content when it is an object with a ``content`` key (and at most a
+``structuredContent`` key beside it) whose value is a non-empty list of objects that each have a
+string ``type``: what ``platform_sdk.text``/``image``/``resource_link`` build. Anything else is plain
+JSON (``results.json_result``), so a record that merely has a ``content`` field is unaffected.
+
+The items come from the sandbox: untrusted. Each is checked for its type and keys, its size (text
+bytes, decoded image bytes, a link's JSON) against a per-item and a total bound, the item count,
+images against the MIME allow-list and their format's signature, and links against a path of the
+app. The first problem refuses the whole result, naming the item and the bound.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+from django.conf import settings
+
+from apps_runtime.sandbox.runtime.sdk import IMAGE_MIME_TYPES
+from mcp_gateway.tools.token_estimate import json_bytes
+
+CONTENT = "content"
+STRUCTURED = "structuredContent"
+# The first bytes of each allowed format: an image labelled PNG that is HTML is refused.
+_SIGNATURES = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
+_ITEM_KEYS = {
+    "text": ({"type", "text"}, {"type", "text"}),
+    "image": ({"type", "data", "mimeType"}, {"type", "data", "mimeType"}),
+    "resource_link": (
+        {"type", "route", "name"},
+        {"type", "route", "name", "title", "description", "mimeType"},
+    ),
+}
+_SEGMENT = r"[A-Za-z0-9._~%!$&'()*+,;=:@-]+"
+_ROUTE_PATH = re.compile(rf"^(?:/|(?:/{_SEGMENT})+/?)(?:\?[A-Za-z0-9._~%!$&'()*+,;=:@/?-]*)?$")
+_MIME_TYPE = re.compile(r"^[A-Za-z0-9.+-]{1,64}/[A-Za-z0-9.+-]{1,64}$")
+_ROUTE_MAX = 2000
+_LINK_TEXT_MAX = {"name": 200, "title": 200, "description": 2000}
+
+ContentBlock = types.TextContent | types.ImageContent | types.ResourceLink
+
+
+@dataclass(frozen=True)
+class ContentLimits:
+    max_items: int
+    max_item_bytes: int
+    max_total_bytes: int
+
+    @classmethod
+    def from_settings(cls) -> ContentLimits:
+        return cls(
+            settings.MCP_CONTENT_MAX_ITEMS,
+            settings.MCP_CONTENT_MAX_ITEM_BYTES,
+            settings.MCP_CONTENT_MAX_BYTES,
+        )
+
+
+@dataclass(frozen=True)
+class MappedContent:
+    """The checked blocks, and the bytes a model reads of them (text and links; images aside)."""
+
+    blocks: list[ContentBlock]
+    readable_bytes: int
+
+
+class ContentRefused(Exception):
+    """Content a handler returned that breaks a rule; names the item and the rule."""
+
+    def __init__(self, where: str, problem: str):
+        self.where, self.problem = where, problem
+        super().__init__(f"The tool returned content the platform refuses: {where}: {problem}.")
+
+
+def is_explicit_content(body: Any) -> bool:
+    """Whether a route's body asks for explicit content (see the module docstring)."""
+    if not isinstance(body, dict) or CONTENT not in body or not set(body) <= {CONTENT, STRUCTURED}:
+        return False
+    items = body[CONTENT]
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(item, dict) and isinstance(item.get("type"), str) for item in items)
+    )
+
+
+def map_content(items: list[dict], link_url: Callable[[str], str], limits: ContentLimits) -> MappedContent:
+    """Check every item and map it to its SDK block.
+
+    ``link_url`` turns a route path of the app into its absolute URL.
+
+    Raises:
+        ContentRefused: the first item (or the whole) that breaks a rule.
+    """
+    if len(items) > limits.max_items:
+        raise ContentRefused(CONTENT, f"{len(items)} items, over the limit of {limits.max_items}")
+    blocks: list[ContentBlock] = []
+    total = readable = 0
+    for index, item in enumerate(items):
+        where = f"{CONTENT}[{index}]"
+        _check_keys(item, where)
+        block, size = _MAPPERS[item["type"]](item, where, limits, link_url)
+        if size > limits.max_item_bytes:
+            raise ContentRefused(
+                where, f"{size:,} bytes, over the limit of {limits.max_item_bytes:,} bytes per item"
+            )
+        total += size
+        if total > limits.max_total_bytes:
+            raise ContentRefused(
+                CONTENT,
+                f"at least {total:,} bytes, over the limit of {limits.max_total_bytes:,} bytes in all",
+            )
+        readable += 0 if isinstance(block, types.ImageContent) else size
+        blocks.append(block)
+    return MappedContent(blocks, readable)
+
+
+def _check_keys(item: dict, where: str) -> None:
+    kind = item["type"]
+    if kind not in _ITEM_KEYS:
+        raise ContentRefused(where, f"type {kind[:40]!r} is not allowed: use {', '.join(_ITEM_KEYS)}")
+    required, allowed = _ITEM_KEYS[kind]
+    missing, unknown = sorted(required - set(item)), sorted(set(item) - allowed)
+    if missing:
+        raise ContentRefused(where, f"{kind} items need {', '.join(missing)}")
+    if unknown:
+        raise ContentRefused(where, f"{kind} items take no key {unknown[0][:40]!r}")
+    for key, value in item.items():
+        if not isinstance(value, str):
+            raise ContentRefused(where, f"{key} must be a string")
+
+
+def _text(item: dict, where: str, limits: ContentLimits, link_url: Any) -> tuple[ContentBlock, int]:
+    return types.TextContent(type="text", text=item["text"]), len(item["text"].encode("utf-8"))
+
+
+def _image(item: dict, where: str, limits: ContentLimits, link_url: Any) -> tuple[ContentBlock, int]:
+    mime_type, data = item["mimeType"], item["data"]
+    if mime_type not in IMAGE_MIME_TYPES:
+        raise ContentRefused(
+            where, f"mimeType {mime_type[:60]!r} is not allowed: use {', '.join(IMAGE_MIME_TYPES)}"
+        )
+    # Refuse an oversized image before decoding it.
+    decoded_size = len(data) * 3 // 4
+    if decoded_size > limits.max_item_bytes:
+        raise ContentRefused(
+            where, f"about {decoded_size:,} bytes, over the limit of {limits.max_item_bytes:,} bytes per item"
+        )
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ContentRefused(where, "data is not valid base64") from None
+    if not raw.startswith(_SIGNATURES[mime_type]) or (mime_type == "image/webp" and raw[8:12] != b"WEBP"):
+        raise ContentRefused(where, f"data is not a {mime_type} image")
+    return types.ImageContent(type="image", data=data, mime_type=mime_type), len(raw)
+
+
+def _resource_link(
+    item: dict, where: str, limits: ContentLimits, link_url: Callable[[str], str]
+) -> tuple[ContentBlock, int]:
+    route = item["route"]
+    segments = route.partition("?")[0].split("/")
+    if len(route) > _ROUTE_MAX or not _ROUTE_PATH.match(route) or {".", ".."} & set(segments):
+        raise ContentRefused(where, f"route {route[:60]!r} is not a path of this app, like /cases/42")
+    for key, most in _LINK_TEXT_MAX.items():
+        if key in item and not 0 < len(item[key]) <= most:
+            raise ContentRefused(where, f"{key} must be 1 to {most} characters")
+    if "mimeType" in item and not _MIME_TYPE.match(item["mimeType"]):
+        raise ContentRefused(where, f"mimeType {item['mimeType'][:60]!r} is not a MIME type")
+    block = types.ResourceLink(
+        type="resource_link",
+        uri=link_url(route),
+        name=item["name"],
+        title=item.get("title"),
+        description=item.get("description"),
+        mime_type=item.get("mimeType"),
+    )
+    return block, json_bytes(item)
+
+
+_MAPPERS = {"text": _text, "image": _image, "resource_link": _resource_link}

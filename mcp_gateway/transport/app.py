@@ -1,0 +1,272 @@
+"""The HTTP side of the gateway: auth in front of the SDK's Streamable HTTP transport.
+
+With ``endpoint_auth`` (the SDK's auth seams) and ``streaming``, the only module that touches
+Starlette and the transport. The tenant comes from the path ``/t/<tenant>/mcp``; the caller from
+``Authorization: Bearer``. Each session is bound to the token that opened it (the SDK compares
+``scope["user"]``), so another credential cannot ride it.
+
+Order of checks: Host (and, for the endpoint, Origin) first, with the transport's own rule, so
+nothing a client sends in ``Host`` is reflected into an answer; then the tenant; then the token;
+then the per-token and per-tenant session caps; then the SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+
+import anyio
+from django.conf import settings
+from django.db import DatabaseError
+from django.http.request import split_domain_port
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
+
+from core.error_ids import new_error_id
+from mcp_gateway.exceptions import GatewayRefused
+from mcp_gateway.protocol.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
+from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, current_request
+from mcp_gateway.protocol.notifications import Notifier
+from mcp_gateway.protocol.server import build_server
+from mcp_gateway.tools.links import public_base_url
+from mcp_gateway.transport.auth import (
+    RequireCaller,
+    authenticate,
+    endpoint_tenant,
+    principal_of,
+    resource_metadata,
+)
+from mcp_gateway.transport.sessions import Reservation, SessionLedger, TooManySessions, session_limits
+from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
+from oauth.exceptions import OriginNotConfigured
+from oauth.origin import public_origin
+
+logger = logging.getLogger("mcp_gateway.transport.app")
+
+MCP_PATH = re.compile(r"^/t/(?P<slug>[a-z0-9][a-z0-9-]{0,39})/mcp/?$")
+PRM_PATH = re.compile(r"^/\.well-known/oauth-protected-resource/t/(?P<slug>[a-z0-9][a-z0-9-]{0,39})/mcp/?$")
+SESSION_HEADER = b"mcp-session-id"
+
+
+def transport_security() -> TransportSecuritySettings:
+    """Host and Origin checks (DNS-rebinding protection) from ALLOWED_HOSTS and MCP_ALLOWED_ORIGINS."""
+    hosts = list(settings.ALLOWED_HOSTS)
+    if "*" in hosts:
+        logger.warning("ALLOWED_HOSTS contains '*': MCP Host/Origin checks are off")
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    allowed_hosts = [h for host in hosts for h in (host, f"{host}:*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=list(settings.MCP_ALLOWED_ORIGINS),
+    )
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def _send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+class Gateway:
+    """The ASGI app for /t/<tenant>/mcp and its protected-resource metadata."""
+
+    def __init__(self) -> None:
+        share_limits()  # a misconfigured limit stops the server at start-up, not at the first call
+        self.notifier = Notifier()
+        self.server = build_server(self.notifier)
+        self.guard = TransportSecurityMiddleware(transport_security())
+        self.sessions = StreamChoosingManager(
+            app=self.server,
+            stateless=settings.MCP_STATELESS,
+            # One JSON body per POST, except for calls that need an event stream (progress,
+            # elicitation): see ``streaming``. list_changed goes on the session's GET stream.
+            json_response=settings.MCP_JSON_RESPONSES,
+            chooser=gateway_wants_stream,
+            security_settings=self.guard.settings,
+            session_idle_timeout=session_limits().idle_s,
+        )
+        self.ledger = SessionLedger(self._session_is_open)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        async with self.sessions.run(), anyio.create_task_group() as tasks:
+            tasks.start_soon(self.notifier.run)
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
+
+    def handles(self, path: str) -> bool:
+        return bool(MCP_PATH.match(path) or PRM_PATH.match(path))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._handle(scope, receive, tracking_send)
+        except DatabaseError:
+            # Auth and metadata read the database before the SDK takes over; while it is down
+            # (a restart, a failover) the caller gets a retryable 503 with an error id, never a
+            # bare 500. Past that point the server's handlers turn faults into -32603 themselves.
+            if started:
+                raise
+            error_id = new_error_id()
+            logger.exception("MCP request failed: database unavailable (error id %s)", error_id)
+            body = {
+                "error": f"The platform is briefly unavailable; retry (error id {error_id}).",
+                "errorId": error_id,
+            }
+            await _send_json(send, 503, body, [(b"retry-after", b"5")])
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        prm = PRM_PATH.match(scope["path"])
+        # Browsers fetch the metadata cross-origin (it allows any Origin): only its Host is checked.
+        refusal = await self._host_refusal(scope, check_origin=not prm)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        if prm:
+            await self._metadata(scope, send, prm["slug"])
+            return
+        slug = MCP_PATH.match(scope["path"])["slug"]
+        base_url = public_base_url(scope)
+        try:
+            scope = await authenticate(scope, slug, base_url)
+        except GatewayRefused as refused:
+            await _send_json(send, refused.status, {"error": refused.message})
+            return
+        await RequireCaller(self._serve_caller, scope, base_url, slug)(scope, receive, send)
+
+    async def _serve_caller(self, scope: Scope, receive: Receive, send: Send) -> None:
+        gw = scope[GATEWAY_SCOPE_KEY]
+        current_request.set(gw)
+        with charged_to(gw.tenant.pk):
+            await self._serve(scope, receive, send, gw)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, gw: GatewayRequest) -> None:
+        version = _header(scope, b"mcp-protocol-version")
+        modern = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS  # the SDK's routing
+        if modern:
+            # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously;
+            # without the catalog it only skips its Mcp-Param header check.
+            await warm_catalog(gw.tenant)
+        if modern or self.sessions.stateless or _header(scope, SESSION_HEADER) is not None:
+            await self.sessions.handle_request(scope, receive, send)
+            return
+        limits = session_limits()
+        try:
+            reservation = self.ledger.reserve(gw.tenant.pk, principal_of(gw), limits)
+        except TooManySessions as refused:
+            await _too_many_sessions(send, gw, refused, limits.idle_s)
+            return
+        # The manager reads its idle timeout when it opens a session: keep it at the current setting.
+        self.sessions.session_idle_timeout = limits.idle_s
+        try:
+            await self.sessions.handle_request(scope, receive, self._recording(send, reservation))
+        finally:
+            self.ledger.release(reservation)
+
+    def _recording(self, send: Send, reservation: Reservation) -> Send:
+        """``send`` that counts the session the SDK opens, before the client can learn its id."""
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 400:
+                session_id = dict(message.get("headers", [])).get(SESSION_HEADER)
+                if session_id is not None:
+                    self.ledger.opened(reservation, session_id.decode("latin-1"))
+            await send(message)
+
+        return recording_send
+
+    def _session_is_open(self, session_id: str) -> bool:
+        # The SDK has no public hook for a session's end (client DELETE, idle timeout, crash); it
+        # drops the session from this table the moment it ends, so the ledger asks it.
+        return session_id in self.sessions._server_instances
+
+    async def _host_refusal(self, scope: Scope, *, check_origin: bool) -> Response | None:
+        """421 for a Host outside ALLOWED_HOSTS, 403 for a foreign Origin: the transport's own checks."""
+        host = _header(scope, b"host")
+        if host is not None and not split_domain_port(host)[0]:
+            return Response("Invalid Host header", status_code=400)
+        headers = [(k, v) for k, v in scope.get("headers", []) if check_origin or k != b"origin"]
+        return await self.guard.validate_request(Request({**scope, "headers": headers}), is_post=False)
+
+    async def _metadata(self, scope: Scope, send: Send, slug: str) -> None:
+        """RFC 9728 protected-resource metadata: bearer tokens in the header, issued by the platform.
+
+        Only where the endpoint exists: an unknown tenant or a switched-off endpoint answers 404,
+        as the endpoint itself does.
+        """
+        try:
+            await in_thread(endpoint_tenant, slug)
+        except GatewayRefused as refused:
+            await _send_json(send, refused.status, {"error": refused.message})
+            return
+        # The issuer is the platform's own authorization server (oauth/), if it offers OAuth here.
+        metadata = resource_metadata(public_base_url(scope), slug, _issuer(scope))
+        await _send_json(
+            send,
+            200,
+            metadata,
+            [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
+        )
+
+
+def _issuer(scope: Scope) -> str | None:
+    """The OAuth issuer, or None where OAuth is unavailable (no PUBLIC_BASE_URL outside DEBUG)."""
+    try:
+        return public_origin(scope.get("scheme", "http"), _header(scope, b"host") or "localhost")
+    except OriginNotConfigured:
+        return None
+
+
+async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions, idle_s: float) -> None:
+    error_id = new_error_id()
+    logger.warning(
+        "tenant %s: session refused, %s cap of %s reached (%s)",
+        gw.tenant.pk,
+        refused.scope,
+        refused.limit,
+        error_id,
+    )
+    # Room frees up when a session is closed or reaped; an idle one goes within ``idle_s``.
+    retry_after = max(1, min(60, round(idle_s)))
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": SERVER_BUSY,
+            "message": f"{refused} Close unused sessions (HTTP DELETE) or retry later (error id {error_id}).",
+            "data": {"errorId": error_id, "limit": refused.scope, "retryAfter": retry_after},
+        },
+    }
+    await _send_json(send, 429, body, [(b"retry-after", str(retry_after).encode())])
