@@ -9,15 +9,12 @@ import os
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lowcode_platform.settings")
 
 from django.conf import settings  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 from lowcode_platform.request_threads import RequestThreads  # noqa: E402
 
+# Static files come from WhiteNoise's middleware (settings.MIDDLEWARE), with DEBUG on or off.
 django_app = RequestThreads(get_asgi_application())
-if settings.DEBUG:
-    # The demo has no front proxy: serve the admin's CSS and JS from the app itself.
-    django_app = ASGIStaticFilesHandler(django_app)
 
 import anyio  # noqa: E402
 

@@ -92,6 +92,29 @@ def _secret_key(debug: bool) -> str:
 DEBUG = _env_bool("DEBUG", False)
 SECRET_KEY = _secret_key(DEBUG)
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# The origin clients reach the platform at (read here because the cookie defaults below follow it;
+# the OAuth block further down says what else it is).
+PUBLIC_BASE_URL = (os.environ.get("PUBLIC_BASE_URL") or "").rstrip("/")
+
+# HTTPS (production sits behind a TLS-terminating proxy or load balancer). SECURE_PROXY_SSL_HEADER:
+# trust the proxy's X-Forwarded-Proto (only behind a proxy that sets it and drops a client's own),
+# so Django knows the request came over https (redirects, CSRF's origin check). Cookies are Secure
+# by default when the public origin is https. HSTS is off until set: browsers remember it for
+# SECURE_HSTS_SECONDS, so it is the operator's decision. The load balancer's health check and the
+# metrics scrape talk plain http inside the network, so they are never redirected.
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if _env_bool("SECURE_PROXY_SSL_HEADER", False) else None
+)
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = _env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = _env_bool("SESSION_COOKIE_SECURE", PUBLIC_BASE_URL.startswith("https://"))
+CSRF_COOKIE_SECURE = _env_bool("CSRF_COOKIE_SECURE", PUBLIC_BASE_URL.startswith("https://"))
+# A form posted from the public origin passes CSRF's origin check even when the proxy in front
+# changes the Host the platform sees.
+CSRF_TRUSTED_ORIGINS = [PUBLIC_BASE_URL] if PUBLIC_BASE_URL else []
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -113,6 +136,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's CSS and JS) from the app itself, also with DEBUG off: no proxy rule
+    # needed. It serves what `manage.py collectstatic` put in STATIC_ROOT.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -182,6 +208,14 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Made now so WhiteNoise, which scans it when the first request comes, finds it before collectstatic ran.
+STATIC_ROOT.mkdir(exist_ok=True)
+# Compressed copies next to each file (gzip, and brotli when installed), served with far-future
+# caching only for hashed names; no manifest, so a page still renders before collectstatic ran.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -213,6 +247,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE") or "celery"
 CELERY_TIMEZONE = "UTC"
+# Beat's own state (when each entry last ran) goes in the var dir, not the working directory.
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # One static beat entry: the dispatcher reads the active versions' schedules from the database, so
 # deploys change them without restarting beat. JOBS_DISPATCH_EVERY_SECONDS ticks more often (tests);
 # ticks are idempotent. The reaper takes back runs left "running" by a worker that died.
@@ -367,7 +403,6 @@ MCP_CONFIRM_SECONDS = _env_float("MCP_CONFIRM_SECONDS", 300.0)
 # tenant's MCP resource URL: required in production (behind TLS the request cannot tell it); in
 # DEBUG it defaults to the request's own origin. OAUTH_CIMD_ALLOW_LOOPBACK lets a client metadata
 # document be fetched from 127.0.0.1 (local development and tests); private addresses never are.
-PUBLIC_BASE_URL = (os.environ.get("PUBLIC_BASE_URL") or "").rstrip("/")
 OAUTH_ACCESS_TOKEN_SECONDS = _env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
 OAUTH_REFRESH_TOKEN_DAYS = _env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
 OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("OAUTH_CIMD_ALLOW_LOOPBACK", DEBUG)
@@ -376,6 +411,11 @@ LOGIN_REDIRECT_URL = "/accounts/"
 # A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a
 # folder as one request, so Django's default of 100 files per request would refuse most of them.
 DATA_UPLOAD_MAX_NUMBER_FILES = 500
+# Two of the toolkit's deploy warnings are decisions, not oversights (README, running in production):
+# W008 says http redirect URIs are allowed, and oauth/clients.py allows them only on loopback, for
+# native apps (RFC 8252); W005 says the RFC 9207 `iss` is not in the authorization response yet (a
+# client that normalises the issuer URL before comparing would refuse the answer).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008", "oauth2_provider.W005"]
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth.AuthorizationCode"
 OAUTH2_PROVIDER = {

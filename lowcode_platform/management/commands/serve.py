@@ -4,6 +4,8 @@ import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from oauth.checks import PUBLIC_ORIGIN_TAG
+
 STATEFUL_WORKERS = (
     "--workers {workers} needs MCP_STATELESS=true: MCP sessions live in the memory of the worker that "
     "opened them, and the workers share one port, so a session's next request may reach another "
@@ -31,6 +33,8 @@ class Command(BaseCommand):
             raise CommandError("--workers must be at least 1")
         if workers > 1 and not settings.MCP_STATELESS:
             raise CommandError(STATEFUL_WORKERS.format(workers=workers))
+        # Said once, here, where it matters: other commands leave them to `check --deploy`.
+        self.check(tags=[PUBLIC_ORIGIN_TAG], include_deployment_checks=True)
         uvicorn.run(
             "lowcode_platform.asgi:application",
             host=options["host"],
