@@ -346,12 +346,14 @@ MCP_NOTIFY_INTERVAL_SECONDS = _env_float("MCP_NOTIFY_INTERVAL_SECONDS", 1.0)
 # waits for its share on the event loop, before taking a thread, so one tenant flooding slow tools
 # cannot starve the others; past MCP_TENANT_QUEUE waiting calls or MCP_TENANT_QUEUE_SECONDS of wait
 # a call is refused (retry later). The SDK's session cap is global, so sessions are also capped per
-# token and per tenant, and sessions with no request in flight for MCP_SESSION_IDLE_SECONDS end.
+# token, per member and per tenant (at a token's or member's cap its least recently used idle session
+# ends to make room), and sessions with no request in flight for MCP_SESSION_IDLE_SECONDS end.
 MCP_WORKER_THREADS = _env_int("MCP_WORKER_THREADS", 32)
 MCP_TENANT_SHARE = _env_int("MCP_TENANT_SHARE", max(1, MCP_WORKER_THREADS // 4))
 MCP_TENANT_QUEUE = _env_int("MCP_TENANT_QUEUE", 16 * MCP_TENANT_SHARE)
 MCP_TENANT_QUEUE_SECONDS = _env_float("MCP_TENANT_QUEUE_SECONDS", 30.0)
 MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
+MCP_SESSIONS_PER_MEMBER = _env_int("MCP_SESSIONS_PER_MEMBER", 40)
 MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
 MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
 
@@ -377,7 +379,10 @@ MCP_CONTENT_MAX_BYTES = _env_int("MCP_CONTENT_MAX_BYTES", 2 * 1024 * 1024)
 # client asks, at most TASK_MAX_TTL_MS (TASK_DEFAULT_TTL_MS when it asks none); a caller may have
 # TASK_MAX_ACTIVE_PER_CALLER unfinished tasks and a tenant TASK_MAX_ACTIVE_PER_TENANT; tasks/result
 # waits at most TASK_RESULT_WAIT_SECONDS for the end; a stored result is at most TASK_MAX_RESULT_BYTES.
-# Without a broker, TASK_IN_PROCESS_WORKERS threads of the server run them. A task queued for
+# A member's credentials together may have TASK_MAX_ACTIVE_PER_MEMBER; a tenant may have
+# TASK_MAX_QUEUED_PER_TENANT tasks not yet started, and one not started within TASK_QUEUE_SECONDS
+# fails without running. Without a broker, TASK_IN_PROCESS_WORKERS threads of the server run them,
+# at most TASK_TENANT_SHARE for one tenant, the tenants served in turn. A task queued for
 # TASK_RESEND_SECONDS without starting is sent again; one running past its time limit plus
 # TASK_RUN_GRACE_SECONDS was lost with its worker and fails.
 TASK_MAX_TIMEOUT_MS = _env_int("TASK_MAX_TIMEOUT_MS", 15 * 60 * 1000)
@@ -385,10 +390,14 @@ TASK_DEFAULT_TTL_MS = _env_int("TASK_DEFAULT_TTL_MS", 60 * 60 * 1000)
 TASK_MAX_TTL_MS = _env_int("TASK_MAX_TTL_MS", 24 * 60 * 60 * 1000)
 TASK_POLL_INTERVAL_MS = _env_int("TASK_POLL_INTERVAL_MS", 1000)
 TASK_MAX_ACTIVE_PER_CALLER = _env_int("TASK_MAX_ACTIVE_PER_CALLER", 10)
+TASK_MAX_ACTIVE_PER_MEMBER = _env_int("TASK_MAX_ACTIVE_PER_MEMBER", 20)
 TASK_MAX_ACTIVE_PER_TENANT = _env_int("TASK_MAX_ACTIVE_PER_TENANT", 200)
+TASK_MAX_QUEUED_PER_TENANT = _env_int("TASK_MAX_QUEUED_PER_TENANT", 20)
+TASK_QUEUE_SECONDS = _env_int("TASK_QUEUE_SECONDS", 600)
 TASK_RESULT_WAIT_SECONDS = _env_float("TASK_RESULT_WAIT_SECONDS", 30.0)
 TASK_MAX_RESULT_BYTES = _env_int("TASK_MAX_RESULT_BYTES", 1024 * 1024)
 TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
+TASK_TENANT_SHARE = _env_int("TASK_TENANT_SHARE", max(1, TASK_IN_PROCESS_WORKERS // 2))
 TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
 TASK_RUN_GRACE_SECONDS = _env_int("TASK_RUN_GRACE_SECONDS", 30)
 

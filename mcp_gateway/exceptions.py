@@ -69,12 +69,20 @@ class TaskFinished(Exception):
 
 
 class TaskLimitReached(Exception):
-    """Too many unfinished tasks for the caller or the tenant: no task was created."""
+    """Too many unfinished tasks for the credential, the member or the tenant, or too many of the
+    tenant's still waiting to start: no task was created."""
+
+    _WHAT = {
+        "caller": "unfinished tasks ({limit} per credential)",
+        "member": "unfinished tasks ({limit} per member)",
+        "tenant": "unfinished tasks ({limit} per workspace)",
+        "queue": "tasks waiting to start ({limit} per workspace)",
+    }
 
     def __init__(self, scope: str, limit: int):
         self.scope = scope
         self.limit = limit
         super().__init__(
-            f"Too many unfinished tasks ({limit} per {scope}): wait for some to finish, or cancel some, "
+            f"Too many {self._WHAT[scope].format(limit=limit)}: wait for some to finish, or cancel some, "
             "and call again"
         )

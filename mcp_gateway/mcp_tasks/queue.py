@@ -2,7 +2,9 @@
 
 Without a broker (the embedded default) a run must not execute in the thread that answers the
 ``tools/call``: the caller is promised an answer at once. So it goes to a small pool of threads of
-the server (TASK_IN_PROCESS_WORKERS); a run lost there with the process is found by the sweep.
+the server (TASK_IN_PROCESS_WORKERS), shared fairly: a tenant runs at most TASK_TENANT_SHARE tasks
+at once, and the tenants' queues are served in turn, so one tenant's long tasks never hold another
+tenant's task back. A run lost there with the process is found by the sweep.
 """
 
 from __future__ import annotations
@@ -10,18 +12,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from core.fair_pool import FairPool
 from mcp_gateway.mcp_tasks.runs import execute_task
+from mcp_gateway.models import ToolTask
 
 logger = logging.getLogger("mcp_gateway.mcp_tasks.queue")
 
 RUN_TASK = "mcp_gateway.run_tool_task"  # the Celery task of ``mcp_gateway/tasks.py``
-_pool: ThreadPoolExecutor | None = None
+_pool: FairPool | None = None
 _pool_lock = threading.Lock()
 
 
@@ -42,14 +45,17 @@ def _send(task_id: str) -> None:
     if not current_app.conf.task_always_eager:
         current_app.send_task(RUN_TASK, (task_id,))
         return
-    _in_process_pool().submit(_run_in_process, task_id)
+    tenant_id = ToolTask.all_tenants.filter(task_id=task_id).values_list("tenant_id", flat=True).first()
+    if tenant_id is not None:  # purged meanwhile: nothing to run
+        in_process_pool().submit(tenant_id, _run_in_process, task_id)
 
 
-def _in_process_pool() -> ThreadPoolExecutor:
+def in_process_pool() -> FairPool:
+    """This process's task threads (built on first use, from the settings of that moment)."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(settings.TASK_IN_PROCESS_WORKERS, thread_name_prefix="mcp-task")
+            _pool = FairPool("mcp-task", settings.TASK_IN_PROCESS_WORKERS, settings.TASK_TENANT_SHARE)
         return _pool
 
 

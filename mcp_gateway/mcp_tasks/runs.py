@@ -31,11 +31,27 @@ from tenants.callers import Caller
 
 logger = logging.getLogger("mcp_gateway.mcp_tasks.runs")
 
+NOT_STARTED = (
+    "The task did not run: this workspace's share of the task workers stayed busy for {seconds} s "
+    "after it was created. Nothing ran; call the tool again later"
+)
+
 
 def execute_task(task_id: str) -> ToolTask | None:
     """Run a queued task once; a task already started, ended or purged is left alone."""
     task = ToolTask.all_tenants.select_related("tenant").filter(task_id=task_id).first()
     if task is None or task.finished or task.started_at is not None:
+        return task
+    if task_store.waited_too_long(task):
+        # Bounded waiting: a task its tenant's share could not start in time is refused, not run late.
+        if task_store.fail_unstarted(task, NOT_STARTED.format(seconds=settings.TASK_QUEUE_SECONDS)):
+            record_call(
+                task_store.caller_from_snapshot(task.tenant_id, task.caller),
+                task.wire_name,
+                task.arguments,
+                outcome=ToolCallAudit.Outcome.RATE_LIMITED,
+                duration_ms=0,
+            )
         return task
     if not task_store.claim(task, _timeout_ms(task)):
         logger.info("Task %s was started, cancelled or purged by someone else", task_id)

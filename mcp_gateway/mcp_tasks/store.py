@@ -73,14 +73,25 @@ def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_
     The caps are counted, not locked: concurrent creations may pass them by a few, never by many.
 
     Raises:
-        TaskLimitReached: the caller or the tenant has too many unfinished tasks.
+        TaskLimitReached: the credential, the member or the tenant has too many unfinished tasks, or
+            the tenant too many that have not started yet.
     """
     owner = owner_key(caller)
+    unfinished = _unfinished(tenant)
     per_caller, per_tenant = settings.TASK_MAX_ACTIVE_PER_CALLER, settings.TASK_MAX_ACTIVE_PER_TENANT
-    if _unfinished(tenant).filter(owner=owner).count() >= per_caller:
+    if unfinished.filter(owner=owner).count() >= per_caller:
         raise TaskLimitReached("caller", per_caller)
-    if _unfinished(tenant).count() >= per_tenant:
+    # Every credential of one member (tokens, OAuth connections) counts together, so one member
+    # cannot fill the tenant's cap by opening more connections.
+    per_member = settings.TASK_MAX_ACTIVE_PER_MEMBER
+    if caller.user_id is not None and unfinished.filter(caller__user_id=caller.user_id).count() >= per_member:
+        raise TaskLimitReached("member", per_member)
+    if unfinished.count() >= per_tenant:
         raise TaskLimitReached("tenant", per_tenant)
+    # Waiting is bounded: past this many tasks not yet started, the tenant's share is taken.
+    per_queue = settings.TASK_MAX_QUEUED_PER_TENANT
+    if unfinished.filter(started_at__isnull=True).count() >= per_queue:
+        raise TaskLimitReached("queue", per_queue)
     ttl = min(ttl_ms if ttl_ms and ttl_ms > 0 else settings.TASK_DEFAULT_TTL_MS, settings.TASK_MAX_TTL_MS)
     now = timezone.now()
     return ToolTask.objects.create(
@@ -153,6 +164,24 @@ def cancel(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
         raise TaskFinished(task.task_id, task.status)
     task.status, task.status_message, task.updated_at, task.deadline = Status.CANCELLED, message, now, None
     return task
+
+
+def waited_too_long(task: ToolTask, now: datetime | None = None) -> bool:
+    """A queued task that has waited TASK_QUEUE_SECONDS for its tenant's share of the task workers."""
+    now = now or timezone.now()
+    return task.started_at is None and task.created_at < now - timedelta(seconds=settings.TASK_QUEUE_SECONDS)
+
+
+def fail_unstarted(task: ToolTask, message: str) -> bool:
+    """End a queued task ``failed`` without running it; False when it started or ended meanwhile."""
+    now = timezone.now()
+    result = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+    done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at__isnull=True).update(
+        status=Status.FAILED, status_message=message[:STATUS_MESSAGE_MAX], result=result, updated_at=now
+    )
+    if done:
+        task.status, task.result, task.updated_at = Status.FAILED, result, now
+    return bool(done)
 
 
 def claim(task: ToolTask, timeout_ms: int) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import re
 from collections.abc import AsyncIterator
 
@@ -39,10 +40,17 @@ from mcp_gateway.transport.auth import (
     RequireCaller,
     authenticate,
     endpoint_tenant,
+    member_of,
     principal_of,
     resource_metadata,
 )
-from mcp_gateway.transport.sessions import Reservation, SessionLedger, TooManySessions, session_limits
+from mcp_gateway.transport.sessions import (
+    Owner,
+    Reservation,
+    SessionLedger,
+    TooManySessions,
+    session_limits,
+)
 from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
 from oauth.exceptions import OriginNotConfigured
 from oauth.origin import public_origin
@@ -109,7 +117,7 @@ class Gateway:
             security_settings=self.guard.settings,
             session_idle_timeout=session_limits().idle_s,
         )
-        self.ledger = SessionLedger(self._session_is_open)
+        self.ledger = SessionLedger(self)
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -184,9 +192,10 @@ class Gateway:
             return
         limits = session_limits()
         try:
-            reservation = self.ledger.reserve(gw.tenant.pk, principal_of(gw), limits)
+            owner = Owner(principal=principal_of(gw), member=member_of(gw))
+            reservation = self.ledger.reserve(gw.tenant.pk, owner, limits)
         except TooManySessions as refused:
-            await _too_many_sessions(send, gw, refused, limits.idle_s)
+            await _too_many_sessions(send, gw, refused)
             return
         # The manager reads its idle timeout when it opens a session: keep it at the current setting.
         self.sessions.session_idle_timeout = limits.idle_s
@@ -207,10 +216,28 @@ class Gateway:
 
         return recording_send
 
-    def _session_is_open(self, session_id: str) -> bool:
-        # The SDK has no public hook for a session's end (client DELETE, idle timeout, crash); it
-        # drops the session from this table the moment it ends, so the ledger asks it.
+    # The ledger's ``SessionProbe``. The SDK has no public hook for a session's end (client DELETE,
+    # idle timeout, crash); it drops the session from this table the moment it ends, so the ledger
+    # asks it. A session's transport holds its idle countdown in ``idle_scope``: an infinite
+    # deadline while a request (or a GET stream) is in flight, else the moment it will be reaped.
+
+    def is_open(self, session_id: str) -> bool:
         return session_id in self.sessions._server_instances
+
+    def idle_until(self, session_id: str) -> float | None:
+        transport = self.sessions._server_instances.get(session_id)
+        scope = transport.idle_scope if transport is not None else None
+        if scope is None or scope.cancel_called or not math.isfinite(scope.deadline):
+            return None
+        return scope.deadline
+
+    def end(self, session_id: str) -> None:
+        transport = self.sessions._server_instances.get(session_id)
+        if transport is not None and transport.idle_scope is not None:
+            logger.info("session %s ended to make room for a new one of its owner", session_id[:12])
+            # What the idle timeout does: the session's loop ends and the SDK discards it; a
+            # request reaching it meanwhile is answered as for a terminated session.
+            transport.idle_scope.cancel()
 
     async def _host_refusal(self, scope: Scope, *, check_origin: bool) -> Response | None:
         """421 for a Host outside ALLOWED_HOSTS, 403 for a foreign Origin: the transport's own checks."""
@@ -249,7 +276,7 @@ def _issuer(scope: Scope) -> str | None:
         return None
 
 
-async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions, idle_s: float) -> None:
+async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions) -> None:
     error_id = new_error_id()
     logger.warning(
         "tenant %s: session refused, %s cap of %s reached (%s)",
@@ -258,8 +285,7 @@ async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySes
         refused.limit,
         error_id,
     )
-    # Room frees up when a session is closed or reaped; an idle one goes within ``idle_s``.
-    retry_after = max(1, min(60, round(idle_s)))
+    retry_after = refused.retry_after  # when the first session that counts here is reaped
     body = {
         "jsonrpc": "2.0",
         "id": None,

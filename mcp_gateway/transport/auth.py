@@ -149,6 +149,13 @@ def principal_of(gw: GatewayRequest) -> str:
     return f"token:{gw.caller.token_id}"
 
 
+def member_of(gw: GatewayRequest) -> str:
+    """The member behind the credential: every token and OAuth connection of one user counts together."""
+    if gw.caller.user_id is not None:
+        return f"user:{gw.caller.user_id}"
+    return principal_of(gw)
+
+
 @functools.lru_cache(maxsize=1024)
 def _parsed_url(url: str) -> AnyHttpUrl:
     # Every request asks; a tenant's endpoint is reached by one or two URLs.

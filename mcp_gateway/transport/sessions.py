@@ -1,17 +1,23 @@
-"""Open MCP sessions counted per token and per tenant, so one caller cannot take every session.
+"""Open MCP sessions counted per credential, per member and per tenant, so no caller takes them all.
 
 The SDK's session manager caps sessions for the whole process only. The HTTP layer asks this
 ledger before letting a request open a session, records the id the SDK assigns, and the ledger
 forgets a session as soon as the SDK no longer holds it (closed by the client, reaped when idle,
-crashed): it asks ``is_open`` rather than trusting its own bookkeeping.
+crashed): it asks the ``SessionProbe`` rather than trusting its own bookkeeping.
+
+Clients forget to close sessions. At the credential's (or the member's) cap the ledger ends that
+caller's own least recently used idle session to make room, rather than refusing the new one; it
+never ends another member's session, so at the tenant's cap a new session is refused, with the
+real wait until the first idle session of the tenant would be reaped.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -20,6 +26,7 @@ from django.core.exceptions import ImproperlyConfigured
 @dataclass(frozen=True)
 class SessionLimits:
     per_token: int
+    per_member: int
     per_tenant: int
     idle_s: float
 
@@ -32,24 +39,49 @@ def session_limits() -> SessionLimits:
     """
     limits = SessionLimits(
         per_token=settings.MCP_SESSIONS_PER_TOKEN,
+        per_member=settings.MCP_SESSIONS_PER_MEMBER,
         per_tenant=settings.MCP_SESSIONS_PER_TENANT,
         idle_s=float(settings.MCP_SESSION_IDLE_SECONDS),
     )
-    if limits.per_token < 1 or limits.per_tenant < 1:
-        raise ImproperlyConfigured("MCP_SESSIONS_PER_TOKEN and MCP_SESSIONS_PER_TENANT must be >= 1")
+    if min(limits.per_token, limits.per_member, limits.per_tenant) < 1:
+        raise ImproperlyConfigured(
+            "MCP_SESSIONS_PER_TOKEN, MCP_SESSIONS_PER_MEMBER and MCP_SESSIONS_PER_TENANT must be >= 1"
+        )
     if not (math.isfinite(limits.idle_s) and limits.idle_s > 0):
         raise ImproperlyConfigured("MCP_SESSION_IDLE_SECONDS must be a positive number of seconds")
     return limits
 
 
 class TooManySessions(Exception):
-    """Opening one more session would break the caller's per-token or per-tenant cap."""
+    """Opening one more session would break a session cap, and no idle session of the caller's could go."""
 
-    def __init__(self, scope: str, limit: int):
-        self.scope = scope  # "token" or "tenant"
+    _WHO = {"token": "this credential", "member": "this member", "tenant": "this workspace"}
+
+    def __init__(self, scope: str, limit: int, retry_after: int):
+        self.scope = scope  # "token", "member" or "tenant"
         self.limit = limit
-        who = "this token" if scope == "token" else "this workspace"
-        super().__init__(f"Too many open MCP sessions for {who} (at most {limit}).")
+        self.retry_after = retry_after  # seconds until the first session that counts here is reaped
+        super().__init__(f"Too many open MCP sessions for {self._WHO[scope]} (at most {limit}).")
+
+
+class SessionProbe(Protocol):
+    """What the ledger asks the transport about a session it recorded."""
+
+    def is_open(self, session_id: str) -> bool: ...
+
+    def idle_until(self, session_id: str) -> float | None:
+        """When an idle session will be reaped (``time.monotonic`` clock); None while it is in use."""
+
+    def end(self, session_id: str) -> None:
+        """End an idle session now, as if its idle time had run out."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whom a session counts against: the credential that opened it, and that credential's member."""
+
+    principal: str
+    member: str
 
 
 @dataclass
@@ -57,42 +89,56 @@ class Reservation:
     """Room held for one session while the request that opens it is served."""
 
     tenant_id: int
-    principal: str
+    owner: Owner
     settled: bool = False
 
 
 class SessionLedger:
-    """Sessions per tenant and principal (the token that opened them). Event-loop thread only."""
+    """Sessions per tenant, member and credential. Event-loop thread only."""
 
-    def __init__(self, is_open: Callable[[str], bool]):
-        self._is_open = is_open
-        self._open: dict[int, dict[str, str]] = {}  # tenant id -> {session id: principal}
-        self._opening: Counter[tuple[int, str | None]] = Counter()  # (tenant, principal) and (tenant, None)
+    def __init__(self, probe: SessionProbe):
+        self._probe = probe
+        self._open: dict[int, dict[str, Owner]] = {}  # tenant id -> {session id: owner}
+        # (tenant, "p", principal), (tenant, "m", member) and (tenant, "t", "") -> sessions being opened
+        self._opening: Counter[tuple[int, str, str]] = Counter()
 
-    def count(self, tenant_id: int, principal: str | None = None) -> int:
-        """Open sessions of the tenant (or of one principal in it), not counting those being opened."""
-        sessions = self._live(tenant_id)
-        if principal is None:
-            return len(sessions)
-        return sum(1 for owner in sessions.values() if owner == principal)
+    def count(self, tenant_id: int, principal: str | None = None, member: str | None = None) -> int:
+        """Open sessions of the tenant (or of one credential or member in it), not those being opened."""
+        return len(self._sessions(tenant_id, principal, member))
 
-    def reserve(self, tenant_id: int, principal: str, limits: SessionLimits) -> Reservation:
-        """Hold room for one more session of ``principal``.
+    def reserve(self, tenant_id: int, owner: Owner, limits: SessionLimits) -> Reservation:
+        """Hold room for one more session of ``owner``, ending the owner's least recently used idle
+        session when the credential or the member is at its cap.
 
         Raises:
-            TooManySessions: the principal or the tenant is at its cap.
+            TooManySessions: a cap is reached and none of the owner's sessions is idle (credential,
+                member), or the tenant is at its cap.
         """
-        if self.count(tenant_id, principal) + self._opening[(tenant_id, principal)] >= limits.per_token:
-            raise TooManySessions("token", limits.per_token)
-        if self.count(tenant_id) + self._opening[(tenant_id, None)] >= limits.per_tenant:
-            raise TooManySessions("tenant", limits.per_tenant)
-        self._opening[(tenant_id, principal)] += 1
-        self._opening[(tenant_id, None)] += 1
-        return Reservation(tenant_id, principal)
+        keys = ((tenant_id, "p", owner.principal), (tenant_id, "m", owner.member), (tenant_id, "t", ""))
+        for scope, limit, principal, member in (
+            ("token", limits.per_token, owner.principal, None),
+            ("member", limits.per_member, None, owner.member),
+        ):
+            sessions = self._sessions(tenant_id, principal, member)
+            opening = self._opening[(tenant_id, "p", principal) if principal else (tenant_id, "m", member)]
+            if len(sessions) + opening >= limit:
+                # The credential's own sessions go first, then (at the member's cap) the member's others.
+                victim = self._least_recent_idle(self._sessions(tenant_id, owner.principal, None)) or (
+                    self._least_recent_idle(sessions)
+                )
+                if victim is None:
+                    raise TooManySessions(scope, limit, self._wait(sessions, limits))
+                self._end(tenant_id, victim)
+        everyone = self._sessions(tenant_id)
+        if len(everyone) + self._opening[keys[2]] >= limits.per_tenant:
+            raise TooManySessions("tenant", limits.per_tenant, self._wait(everyone, limits))
+        for key in keys:
+            self._opening[key] += 1
+        return Reservation(tenant_id, owner)
 
     def opened(self, reservation: Reservation, session_id: str) -> None:
         """The SDK assigned ``session_id``: it counts from now on, in place of the reservation."""
-        self._open.setdefault(reservation.tenant_id, {})[session_id] = reservation.principal
+        self._open.setdefault(reservation.tenant_id, {})[session_id] = reservation.owner
         self.release(reservation)
 
     def release(self, reservation: Reservation) -> None:
@@ -100,16 +146,42 @@ class SessionLedger:
         if reservation.settled:
             return
         reservation.settled = True
-        for key in ((reservation.tenant_id, reservation.principal), (reservation.tenant_id, None)):
+        tenant_id, owner = reservation.tenant_id, reservation.owner
+        for key in ((tenant_id, "p", owner.principal), (tenant_id, "m", owner.member), (tenant_id, "t", "")):
             self._opening[key] -= 1
             if self._opening[key] <= 0:
                 del self._opening[key]
 
-    def _live(self, tenant_id: int) -> dict[str, str]:
+    def _sessions(self, tenant_id: int, principal: str | None = None, member: str | None = None) -> list[str]:
+        live = self._live(tenant_id)
+        return [
+            sid
+            for sid, owner in live.items()
+            if (principal is None or owner.principal == principal)
+            and (member is None or owner.member == member)
+        ]
+
+    def _least_recent_idle(self, session_ids: list[str]) -> str | None:
+        # An idle session's reaping time is its last request's end plus the idle timeout: the
+        # earliest one is the least recently used.
+        idle = [(until, sid) for sid in session_ids if (until := self._probe.idle_until(sid)) is not None]
+        return min(idle)[1] if idle else None
+
+    def _wait(self, session_ids: list[str], limits: SessionLimits) -> int:
+        """Whole seconds until the first of these sessions is reaped; the idle timeout if all are busy."""
+        idle = [until for sid in session_ids if (until := self._probe.idle_until(sid)) is not None]
+        wait = min(idle) - time.monotonic() if idle else limits.idle_s
+        return max(1, math.ceil(wait))
+
+    def _end(self, tenant_id: int, session_id: str) -> None:
+        self._probe.end(session_id)
+        self._open[tenant_id].pop(session_id, None)
+
+    def _live(self, tenant_id: int) -> dict[str, Owner]:
         sessions = self._open.get(tenant_id)
         if sessions is None:
             return {}
-        for session_id in [sid for sid in sessions if not self._is_open(sid)]:
+        for session_id in [sid for sid in sessions if not self._probe.is_open(sid)]:
             del sessions[session_id]
         if not sessions:
             del self._open[tenant_id]

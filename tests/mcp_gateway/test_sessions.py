@@ -1,4 +1,5 @@
-"""Open MCP sessions are capped per token and per tenant; closed and idle sessions free their slot."""
+"""Open MCP sessions are capped per token, per member and per tenant; closed and idle sessions free
+their slot, and at a token's or member's cap its least recently used idle session makes room."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ ACCEPT = "application/json, text/event-stream"
 
 @pytest.fixture
 def tokens(mcp_url, acme, make_tenant, make_member, make_token):
-    """Two tokens of acme's reader, and a token of another tenant."""
+    """Two tokens of acme's reader, one of acme's admin, and a token of another tenant."""
     other = make_tenant("other")
     make_member(other, "bob")
     return {
         "first": make_token(acme, "reader")[1],
         "second": make_token(acme, "reader")[1],
+        "admin": make_token(acme, "admin")[1],
         "other": make_token(other, "bob")[1],
     }
 
@@ -47,6 +49,15 @@ class Sessions:
         return await self.http.delete(
             self.mcp_url(slug), headers={"Authorization": f"Bearer {token}", "Mcp-Session-Id": session_id}
         )
+
+    def busy(self, slug: str, token: str, session_id: str):
+        """An open GET stream: the session has a request in flight, so it is not idle."""
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": session_id,
+        }
+        return self.http.stream("GET", self.mcp_url(slug), headers=headers)
 
     async def ping(self, slug: str, token: str, session_id: str) -> httpx2.Response:
         return await self.http.post(
@@ -78,21 +89,70 @@ def assert_too_many(response: httpx2.Response, limit: str) -> None:
     assert error["data"]["errorId"].startswith("err_")
 
 
-def test_the_21st_session_of_one_token_is_refused_while_other_tokens_and_tenants_connect(mcp_url, tokens):
+def test_the_21st_session_of_one_token_ends_its_least_recently_used_idle_session(mcp_url, tokens):
     async def scenario(sessions: Sessions):
         first = [await sessions.open(tokens["first"]) for _ in range(20)]
+        ids = [r.headers["mcp-session-id"] for r in first]
+        used = await sessions.ping("acme", tokens["first"], ids[0])  # the oldest is now the most recent
+        newest = await sessions.open(tokens["first"])
+        pings = [await sessions.ping("acme", tokens["first"], sid) for sid in ids]
         return (
             first,
-            await sessions.open(tokens["first"]),
+            used,
+            newest,
+            pings,
             await sessions.open(tokens["second"]),
             await sessions.open(tokens["other"], "other"),
         )
 
-    first, refused, same_tenant, other_tenant = with_sessions(mcp_url, scenario)
-    assert [r.status_code for r in first] == [200] * 20
-    assert_too_many(refused, "token")
+    first, used, newest, pings, same_tenant, other_tenant = with_sessions(mcp_url, scenario)
+    assert [r.status_code for r in first] == [200] * 20 and used.status_code == 200
+    assert newest.status_code == 200
+    # The second session was the least recently used: it alone was ended.
+    assert [r.status_code for r in pings] == [200, 404] + [200] * 18
     assert same_tenant.status_code == 200
     assert other_tenant.status_code == 200
+
+
+def test_a_token_whose_sessions_are_all_busy_is_refused_with_the_real_wait(mcp_url, tokens, settings):
+    settings.MCP_SESSIONS_PER_TOKEN = 1
+    settings.MCP_SESSION_IDLE_SECONDS = 300
+    token = tokens["first"]
+
+    async def scenario(sessions: Sessions):
+        session_id = (await sessions.open(token)).headers["mcp-session-id"]
+        async with sessions.busy("acme", token, session_id) as stream:
+            assert stream.status_code == 200
+            refused = await sessions.open(token)
+        return refused, await sessions.ping("acme", token, session_id)
+
+    refused, still_open = with_sessions(mcp_url, scenario)
+    assert_too_many(refused, "token")
+    # Busy sessions: no idle countdown has started, so the wait is at least the whole idle timeout.
+    assert int(refused.headers["retry-after"]) == 300
+    assert still_open.status_code == 200  # never ended while in use
+
+
+def test_a_member_with_many_credentials_cannot_lock_the_tenant_out(mcp_url, tokens, settings):
+    """Issue 26 item 3: one member's tokens and OAuth connections count together, so the tenant's
+    other members and its admin still connect."""
+    settings.MCP_SESSIONS_PER_MEMBER = 3
+    settings.MCP_SESSIONS_PER_TENANT = 4
+
+    async def scenario(sessions: Sessions):
+        mine = [await sessions.open(tokens[name]) for name in ("first", "second") * 4]
+        alive = [
+            await sessions.ping("acme", tokens[name], r.headers["mcp-session-id"])
+            for name, r in zip(("first", "second") * 4, mine, strict=True)
+        ]
+        return mine, alive, await sessions.open(tokens["admin"])
+
+    mine, alive, admin = with_sessions(mcp_url, scenario)
+    assert [r.status_code for r in mine] == [200] * 8
+    # Each new session ended the oldest idle one of its own token (the member's oldest when its
+    # token had none): three stay open, the newest of each token among them.
+    assert [r.status_code for r in alive] == [404, 404, 404, 404, 200, 404, 200, 200]
+    assert admin.status_code == 200
 
 
 def test_a_tenant_at_its_session_cap_refuses_its_other_tokens_but_not_other_tenants(
@@ -106,22 +166,24 @@ def test_a_tenant_at_its_session_cap_refuses_its_other_tokens_but_not_other_tena
 
     opened, refused, other_tenant = with_sessions(mcp_url, scenario)
     assert [r.status_code for r in opened] == [200] * 3
-    assert_too_many(refused, "tenant")
+    assert_too_many(refused, "tenant")  # another member's idle sessions are never ended for it
+    # The real wait: until the first idle session of the tenant is reaped (600 s after its use).
+    assert 500 < int(refused.headers["retry-after"]) <= 600
     assert other_tenant.status_code == 200
 
 
 def test_closing_a_session_frees_its_slot(mcp_url, tokens, settings):
-    settings.MCP_SESSIONS_PER_TOKEN = 2
+    settings.MCP_SESSIONS_PER_TENANT = 2
 
     async def scenario(sessions: Sessions):
         await sessions.open(tokens["first"])
-        await sessions.open(tokens["first"])
-        refused = await sessions.open(tokens["first"])
+        await sessions.open(tokens["admin"])
+        refused = await sessions.open(tokens["second"])
         closed = await sessions.close(*sessions.opened.pop(0))
-        return refused, closed, await sessions.open(tokens["first"])
+        return refused, closed, await sessions.open(tokens["second"])
 
     refused, closed, reopened = with_sessions(mcp_url, scenario)
-    assert_too_many(refused, "token")
+    assert_too_many(refused, "tenant")
     assert closed.status_code == 200
     assert reopened.status_code == 200
 
@@ -134,13 +196,8 @@ def test_an_idle_session_is_reaped_and_frees_its_slot(mcp_url, tokens, settings)
     async def scenario(sessions: Sessions):
         opened = await sessions.open(token)
         session_id = opened.headers["mcp-session-id"]
-        headers = {
-            "Authorization": f"Bearer {token}",
-            "Accept": "text/event-stream",
-            "Mcp-Session-Id": session_id,
-        }
         # An open GET stream keeps the session busy (not idle) until the stream is closed.
-        async with sessions.http.stream("GET", sessions.mcp_url(), headers=headers) as stream:
+        async with sessions.busy("acme", token, session_id) as stream:
             assert stream.status_code == 200
             refused = await sessions.open(token)
         with anyio.fail_after(20):

@@ -213,7 +213,7 @@ def test_too_many_unfinished_tasks_of_a_caller_are_refused_with_a_clear_error(mc
 
     refused = run(main)
     assert refused.is_error is True
-    assert refused.content[0].text.startswith("Too many unfinished tasks (1 per caller)")
+    assert refused.content[0].text.startswith("Too many unfinished tasks (1 per credential)")
     assert ToolCallAudit.all_tenants.filter(wire_name=SLOW, outcome=Outcome.RATE_LIMITED).count() == 1
 
 
