@@ -36,6 +36,14 @@ def builtin_wire_names(tenant: Tenant) -> dict[str, str]:
     return {builtin_wire_name(tenant.mcp_prefix, b, limit=limit): b for b in BUILTIN_TOOLS}
 
 
+def active_manifests(tenant: Tenant, *, exclude: str | None = None) -> list[tuple[str, dict]]:
+    """(app name, manifest) of every deployed app of the tenant, by app name: one query."""
+    apps = App.objects.for_tenant(tenant).filter(active_version__isnull=False)
+    if exclude is not None:
+        apps = apps.exclude(name=exclude)
+    return list(apps.order_by("name").values_list("name", "active_version__manifest"))
+
+
 def _planned_tools(tenant: Tenant, manifest: dict) -> list[tuple[int, dict, str]]:
     limit = settings.MCP_WIRE_NAME_LIMIT
     tools = (manifest.get("mcp") or {}).get("tools") or []
@@ -68,6 +76,43 @@ def _name_problems(tenant: Tenant, app_name: str, planned: list[tuple[int, dict,
         if holder:
             problems.append(Problem(at, f"wire name '{wire}' is already taken by {holder}; rename the tool"))
         seen.setdefault(wire, tool["name"])
+    return problems
+
+
+def prompt_wire_names(tenant: Tenant, app_name: str, manifest: dict) -> list[tuple[int, str]]:
+    """(index in ``mcp.prompts``, wire name) of each prompt of a manifest: the tools' wire-name rule."""
+    limit = settings.MCP_WIRE_NAME_LIMIT
+    prompts = (manifest.get("mcp") or {}).get("prompts") or []
+    return [
+        (i, wire_name(tenant.mcp_prefix, app_name, p["name"], limit=limit)) for i, p in enumerate(prompts)
+    ]
+
+
+def _prompt_name_problems(tenant: Tenant, manifest: dict) -> list[Problem]:
+    """Every prompt wire name of the deploy that another app's prompt (or one of this app) holds.
+
+    Prompts have no table of their own: the other apps' active manifests are read (one query).
+    """
+    app_name = manifest["name"]
+    planned = prompt_wire_names(tenant, app_name, manifest)
+    if not planned:
+        return []
+    held = {}
+    for other, other_manifest in active_manifests(tenant, exclude=app_name):
+        for index, wire in prompt_wire_names(tenant, other, other_manifest):
+            held.setdefault(
+                wire, f"prompt '{other_manifest['mcp']['prompts'][index]['name']}' of app '{other}'"
+            )
+    problems, seen = [], {}
+    for index, wire in planned:
+        name = manifest["mcp"]["prompts"][index]["name"]
+        holder = held.get(wire) or (f"prompt '{seen[wire]}' of this app" if wire in seen else None)
+        if holder:
+            at = pointer("mcp", "prompts", index, "name")
+            problems.append(
+                Problem(at, f"prompt wire name '{wire}' is already taken by {holder}; rename the prompt")
+            )
+        seen.setdefault(wire, name)
     return problems
 
 
@@ -180,7 +225,7 @@ def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUs
     warnings = check_bundle(bundle)  # the manifest, and the handlers' code compiled (never run)
     manifest = bundle.manifest
     planned = _planned_tools(tenant, manifest)
-    problems = _name_problems(tenant, manifest["name"], planned)
+    problems = _name_problems(tenant, manifest["name"], planned) + _prompt_name_problems(tenant, manifest)
     if problems:
         raise DeployRejected(problems, warnings=warnings)
     archive, digest = pack_files(bundle.files)
@@ -226,7 +271,7 @@ def rollback_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
             [Problem("/name", f"app '{app_name}' has no version before v{app.active_version.number}")]
         )
     planned = _planned_tools(tenant, previous.manifest)
-    problems = _name_problems(tenant, app_name, planned)
+    problems = _name_problems(tenant, app_name, planned) + _prompt_name_problems(tenant, previous.manifest)
     if problems:
         raise DeployRejected(problems)
 

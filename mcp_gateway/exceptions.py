@@ -5,14 +5,56 @@ from __future__ import annotations
 from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND
 
 
-class ToolUnavailable(Exception):
-    """An unknown tool, one the caller may not see, or app tools switched off (JSON-RPC -32602)."""
+class Unavailable(Exception):
+    """Something the caller may not use, or that does not exist: alike on the wire (JSON-RPC -32602)."""
 
     code = INVALID_PARAMS
+
+
+class ToolUnavailable(Unavailable):
+    """An unknown tool, one the caller may not see, or app tools switched off (JSON-RPC -32602)."""
 
     def __init__(self, name: str, message: str | None = None):
         self.name = name
         super().__init__(message or f"Unknown tool: {name}")
+
+
+class ResourceNotFound(Unavailable):
+    """A URI that names no resource this caller may read (-32602; -32002 before 2026-07-28)."""
+
+    legacy_code = -32002  # the 2025-11-25 revision's "Resource not found"
+
+    def __init__(self, uri: str, message: str | None = None):
+        self.uri = uri
+        super().__init__(message or f"Resource not found: {uri[:300]}")
+
+
+class PromptUnavailable(Unavailable):
+    """An unknown prompt, one the caller may not see, or app prompts switched off (JSON-RPC -32602)."""
+
+    def __init__(self, name: str, message: str | None = None):
+        self.name = name
+        super().__init__(message or f"Unknown prompt: {name[:200]}")
+
+
+class InvalidPromptArguments(Unavailable):
+    """Prompt arguments missing, unknown or not allowed: nothing ran (JSON-RPC -32602)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("Invalid prompt arguments: " + "; ".join(problems))
+
+
+class RouteAnswerRefused(Exception):
+    """A route behind a resource, prompt or completion answered an error, or failed.
+
+    ``code`` is -32602 for the handler's own 4xx answer (its message is shown) and -32603 for a
+    failure, which shows only the error id.
+    """
+
+    def __init__(self, code: int, message: str):
+        self.code = code
+        super().__init__(message)
 
 
 class InvalidCursor(Exception):

@@ -10,7 +10,11 @@ from tenants.models import ApiToken, TenantOwned
 
 
 class ToolCallAudit(TenantOwned):
-    """One row per tool call. Arguments are kept only as a hash: they may hold personal data."""
+    """One row per tool call, resource read, prompt get or completion of an app route.
+
+    ``method`` says which; ``wire_name`` is the tool's, resource's or prompt's wire name. Arguments
+    (a read's URI included) are kept only as a hash: they may hold personal data.
+    """
 
     class Outcome(models.TextChoices):
         OK = "ok"
@@ -28,6 +32,7 @@ class ToolCallAudit(TenantOwned):
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
     # The OAuth client the call came through (a client ID, or its metadata document URL), if any.
     oauth_client_id = models.CharField(max_length=255, blank=True)
+    method = models.CharField(max_length=40, default="tools/call")
     wire_name = models.CharField(max_length=128)
     app_name = models.CharField(max_length=40, blank=True)
     app_version = models.PositiveIntegerField(null=True)

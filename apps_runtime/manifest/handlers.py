@@ -48,7 +48,7 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
     """
     code_problems, code_warnings = check_handlers(bundle.manifest, bundle.files)
     try:
-        manifest_warnings = validate_manifest(bundle.manifest, set(bundle.files))
+        manifest_warnings = validate_manifest(bundle.manifest, bundle.files)
     except DeployRejected as rejected:
         problems = ordered([*rejected.problems, *code_problems])
         raise DeployRejected(problems, warnings=ordered([*rejected.warnings, *code_warnings])) from None

@@ -28,6 +28,18 @@ TIMEOUT_MS_MAX = 30_000  # a route's limit, unless only task tools use it (``lon
 TASK_TIMEOUT_MS_CEILING = 60 * 60 * 1000
 TASK_SUPPORT = ("optional", "required")
 TOOL_DESCRIPTION_MAX = 2000
+# Resources and prompts (``mcp.resources``, ``mcp.prompts``): names follow the tools' rule.
+RESOURCE_NAME_PATTERN = TOOL_NAME_PATTERN
+PROMPT_NAME_PATTERN = TOOL_NAME_PATTERN
+ARGUMENT_NAME_PATTERN = PARAM_NAME_PATTERN
+MIME_TYPE_PATTERN = (
+    r"^[A-Za-z0-9.+-]{1,64}/[A-Za-z0-9.+-]{1,64}(?:;[ ]?[A-Za-z0-9.+-]{1,64}=[A-Za-z0-9.+-]{1,64})?$"
+)
+PROMPT_ROLES = ("user", "assistant")
+ENUM_MAX_ITEMS = 100
+PROMPT_MESSAGES_MAX = 50
+PROMPT_ARGUMENTS_MAX = 20
+PROMPT_TEXT_MAX = 20_000
 # A tool's output budget in estimated tokens: the range of the tenant setting that defaults it.
 MAX_OUTPUT_TOKENS_MIN = setting_spec("maxOutputTokens").minimum
 MAX_OUTPUT_TOKENS_MAX = setting_spec("maxOutputTokens").maximum
@@ -36,6 +48,9 @@ SCHEMA_PATTERN_MAX = 1000
 
 _ROLE = ROLE_NAME_PATTERN.strip("^$")
 _SEGMENT = r"(?:[A-Za-z0-9._~-]+|\{[a-z_][a-z0-9_]*\})"
+# The part of a resource URI after ``app://<app>/``: literal segments and whole {variable} segments,
+# the same shapes as a route's path (RFC 6570 level 1 expressions, one per segment).
+RESOURCE_URI_PATTERN = rf"^{_SEGMENT}(?:/{_SEGMENT})*$"
 ROUTE_KEY_PATTERN = rf"^(?:{'|'.join(HTTP_METHODS)}) /(?:{_SEGMENT}(?:/{_SEGMENT})*)?$"
 AUTH_EXPRESSION_PATTERN = rf"^(?:public|user|internal|role:{_ROLE}(?:,{_ROLE})*)$"
 ROLE_EXPRESSION_PATTERN = rf"^role:{_ROLE}(?:,{_ROLE})*$"
@@ -111,7 +126,21 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "type": "array",
                     "title": "Tools offered to MCP clients",
                     "items": {"$ref": "#/$defs/tool"},
-                }
+                },
+                "resources": {
+                    "type": "array",
+                    "title": "Resources offered to MCP clients",
+                    "description": (
+                        "Bundle files, GET routes (a route with path parameters is a URI template) and "
+                        "collections (one record per URI), each at app://<app name>/<uri>."
+                    ),
+                    "items": {"$ref": "#/$defs/resource"},
+                },
+                "prompts": {
+                    "type": "array",
+                    "title": "Prompts offered to MCP clients",
+                    "items": {"$ref": "#/$defs/prompt"},
+                },
             },
         },
         "jobs": {
@@ -241,6 +270,127 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     },
                 },
                 "rateLimit": RATE_LIMIT_SCHEMA,
+            },
+        },
+        "completion": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "description": {"type": "string", "maxLength": TOOL_DESCRIPTION_MAX},
+                "enum": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": ENUM_MAX_ITEMS,
+                    "items": {"type": "string", "maxLength": 200},
+                    "description": "The values offered when a client completes this argument.",
+                },
+                "complete": {
+                    "type": "string",
+                    "description": (
+                        "A GET route that answers completion: it gets ?argument=<name>&value=<prefix> "
+                        "(and the other arguments already given) and returns a list of strings."
+                    ),
+                },
+            },
+        },
+        "resource": {
+            "type": "object",
+            "title": "MCP resource",
+            "description": "Exactly one of file, route or collection says where the contents come from.",
+            "required": ["name", "description"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "pattern": RESOURCE_NAME_PATTERN,
+                    "description": "Lowercase letters, digits and underscores, 1 to 40 characters.",
+                },
+                "title": {"type": "string", "maxLength": 200},
+                "description": {"type": "string", "minLength": 1, "maxLength": TOOL_DESCRIPTION_MAX},
+                "uri": {
+                    "type": "string",
+                    "pattern": RESOURCE_URI_PATTERN,
+                    "maxLength": 300,
+                    "description": (
+                        "The URI after app://<app name>/ (default: the name, then one {variable} segment "
+                        "per path parameter of the route, or {record_id} for a collection)."
+                    ),
+                },
+                "mimeType": {"type": "string", "pattern": MIME_TYPE_PATTERN},
+                "file": {"type": "string", "description": "A bundle file, served as it is."},
+                "route": {
+                    "type": "string",
+                    "description": 'A GET route of the app, e.g. "GET /cases/{case_id}".',
+                },
+                "collection": {
+                    "type": "string",
+                    "description": "A collection of the app: one record per URI.",
+                },
+                "auth": {
+                    "$ref": "#/$defs/authExpression",
+                    "description": "For a file: who may read it besides the app's access (default: user).",
+                },
+                "variables": {
+                    "type": "object",
+                    "description": "Per URI variable: its description and how it is completed.",
+                    "additionalProperties": {"$ref": "#/$defs/completion"},
+                },
+            },
+        },
+        "promptArgument": {
+            "type": "object",
+            "required": ["name"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "pattern": ARGUMENT_NAME_PATTERN, "maxLength": 40},
+                "title": {"type": "string", "maxLength": 200},
+                "description": {"type": "string", "maxLength": TOOL_DESCRIPTION_MAX},
+                "required": {"type": "boolean", "default": False},
+                "enum": {"$ref": "#/$defs/completion/properties/enum"},
+                "complete": {"$ref": "#/$defs/completion/properties/complete"},
+            },
+        },
+        "promptMessage": {
+            "type": "object",
+            "description": "One message: exactly one of text ({argument} placeholders), resource, image.",
+            "required": ["role"],
+            "additionalProperties": False,
+            "properties": {
+                "role": {"enum": list(PROMPT_ROLES)},
+                "text": {"type": "string", "maxLength": PROMPT_TEXT_MAX},
+                "resource": {"type": "string", "description": "The name of a file resource of this app."},
+                "image": {"type": "string", "description": "A PNG, JPEG, GIF or WebP file of the bundle."},
+            },
+        },
+        "prompt": {
+            "type": "object",
+            "title": "MCP prompt",
+            "description": "Exactly one of messages (a template) or route (a GET route returning messages).",
+            "required": ["name", "description"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "pattern": PROMPT_NAME_PATTERN},
+                "title": {"type": "string", "maxLength": 200},
+                "description": {"type": "string", "minLength": 1, "maxLength": TOOL_DESCRIPTION_MAX},
+                "arguments": {
+                    "type": "array",
+                    "maxItems": PROMPT_ARGUMENTS_MAX,
+                    "items": {"$ref": "#/$defs/promptArgument"},
+                },
+                "messages": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": PROMPT_MESSAGES_MAX,
+                    "items": {"$ref": "#/$defs/promptMessage"},
+                },
+                "route": {
+                    "type": "string",
+                    "description": "A GET route of the app that returns the messages.",
+                },
+                "auth": {
+                    "$ref": "#/$defs/authExpression",
+                    "description": "Template prompts: who may use it, besides app access (default: user).",
+                },
             },
         },
         "job": {

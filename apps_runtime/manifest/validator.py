@@ -11,7 +11,7 @@ because it is the more specific one.
 """
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,8 @@ from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
 from apps_runtime.manifest.long_runs import long_run_problems
 from apps_runtime.manifest.output_warnings import output_warnings
 from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
+from apps_runtime.manifest.prompts import prompt_problems
+from apps_runtime.manifest.resources import resource_problems
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
 from tenants.rate_limit_rule import rate_limit_problems
 
@@ -48,17 +50,23 @@ class _Route:
         return self.method, tuple("{}" if seg.startswith("{") else seg for seg in self.segments)
 
 
-def validate_manifest(manifest: Any, files: Collection[str]) -> list[Problem]:
+def validate_manifest(manifest: Any, files: Collection[str] | Mapping[str, bytes]) -> list[Problem]:
     """Check a manifest for deploy and return its client-compatibility warnings.
 
-    ``files`` holds the bundle-relative POSIX paths present in the bundle. Wire names need the
+    ``files`` holds the bundle-relative POSIX paths present in the bundle, or maps them to their
+    contents (then the size caps of served files are checked too). Wire names need the
     tenant (its prefix, the names its other apps hold): the deploy checks them (``deploy.py``).
 
     Raises:
         DeployRejected: with every problem found (and the warnings), never just the first.
     """
     plain = is_plain_json(manifest)  # once for the whole manifest, for the jsonschema-rs fast paths
-    checker = _Checker(manifest, frozenset(files), plain=plain)
+    sizes = (
+        {path: len(data) for path, data in files.items()}
+        if isinstance(files, Mapping)
+        else dict.fromkeys(files, 0)
+    )
+    checker = _Checker(manifest, sizes, plain=plain)
     checker.run()
     covered = {problem.pointer for problem in checker.problems}
     found = schema_problems(manifest, plain=plain)
@@ -73,9 +81,10 @@ def validate_manifest(manifest: Any, files: Collection[str]) -> list[Problem]:
 class _Checker:
     """The semantic checks; each one skips values the schema pass already rejects by type."""
 
-    def __init__(self, manifest: Any, files: frozenset[str], *, plain: bool):
+    def __init__(self, manifest: Any, sizes: dict[str, int], *, plain: bool):
         self.manifest = manifest if isinstance(manifest, dict) else {}
-        self.files = files
+        self.files = frozenset(sizes)
+        self.sizes = sizes
         self.plain = plain
         self.problems: list[Problem] = []
         self.routes: dict[str, _Route] = {}
@@ -94,6 +103,8 @@ class _Checker:
         self.check_routes()
         self.check_tools()
         self.check_jobs()
+        self.problems += resource_problems(manifest, self.routes, self.sizes)
+        self.problems += prompt_problems(manifest, self.routes, self.sizes)
         self.problems += long_run_problems(manifest)
 
     def check_auth(self, value: Any, ptr: str, what: str) -> AuthExpr | None:

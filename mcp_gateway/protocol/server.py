@@ -13,9 +13,16 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.sandbox.error_ids import new_error_id
-from mcp_gateway.exceptions import InternalError, InvalidCursor, ToolUnavailable
+from mcp_gateway.exceptions import (
+    InternalError,
+    InvalidCursor,
+    ResourceNotFound,
+    RouteAnswerRefused,
+    ToolUnavailable,
+)
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import current_request, gateway_request
@@ -26,6 +33,7 @@ from mcp_gateway.protocol.progress_relay import relaying
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
 from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools import resources
 from mcp_gateway.tools.catalog import cached_catalog
 from mcp_gateway.tools.links import remember_call_origin
 
@@ -34,13 +42,14 @@ Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 
 
 class GatewayServer(Server):
-    """Advertises tools.listChanged, which the SDK leaves off unless asked, and tasks."""
+    """Advertises listChanged (tools, resources, prompts), which the SDK leaves off by default, and tasks."""
 
     def create_initialization_options(
         self, notification_options=None, experimental_capabilities=None, extensions=None
     ):
         options = super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options
+            or NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True),
             experimental_capabilities,
             extensions,
         )
@@ -71,6 +80,20 @@ def internal_errors(handler: Handler) -> Handler:
     return guarded
 
 
+def not_found(ctx: ServerRequestContext, err: ResourceNotFound) -> MCPError:
+    """The spec's resource-not-found error: -32602 from 2026-07-28 on, -32002 before."""
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    return MCPError(err.code if modern else err.legacy_code, str(err), {"uri": err.uri[:300]})
+
+
+async def _listed(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None, list_page) -> Any:
+    gw = gateway_request(ctx)
+    try:
+        return await in_thread(list_page, gw.tenant, gw.caller, params.cursor if params else None)
+    except InvalidCursor as err:
+        raise MCPError(types.INVALID_PARAMS, str(err)) from err
+
+
 def build_server(notifier: Notifier) -> GatewayServer:
     @internal_errors
     async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
@@ -99,6 +122,24 @@ def build_server(notifier: Notifier) -> GatewayServer:
         except ToolUnavailable as err:
             raise MCPError(err.code, str(err)) from err
 
+    @internal_errors
+    async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+        return await _listed(ctx, params, resources.list_resources)
+
+    @internal_errors
+    async def list_resource_templates(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+        return await _listed(ctx, params, resources.list_templates)
+
+    @internal_errors
+    async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams):
+        gw = gateway_request(ctx)
+        try:
+            return await in_thread(resources.read_resource, gw.tenant, gw.caller, str(params.uri))
+        except ResourceNotFound as err:
+            raise not_found(ctx, err) from err
+        except RouteAnswerRefused as err:
+            raise MCPError(err.code, str(err)) from err
+
     def input_schema(name: str) -> dict | None:
         """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
         gw = current_request.get()
@@ -115,6 +156,9 @@ def build_server(notifier: Notifier) -> GatewayServer:
         instructions="Tools of this workspace's apps, and its records. Each tool runs with your permissions.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
         on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )
     if not settings.MCP_OPENTELEMETRY:

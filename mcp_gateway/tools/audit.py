@@ -29,7 +29,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
 from apps_runtime.sandbox.error_ids import new_error_id
-from mcp_gateway.exceptions import InternalError, ToolUnavailable
+from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
 
@@ -49,14 +49,18 @@ Outcome = ToolCallAudit.Outcome
 
 
 @contextmanager
-def audited_call(caller: Caller, name: str, arguments: Any, *, tenant_slug: str) -> Iterator[dict[str, Any]]:
-    """One audit row for the tools/call in the block, however it ends.
+def audited_call(
+    caller: Caller, name: str, arguments: Any, *, tenant_slug: str, method: str = "tools/call"
+) -> Iterator[dict[str, Any]]:
+    """One audit row for the tools/call (or ``method``: resources/read, prompts/get...) in the block,
+    however it ends.
 
     The block fills in the yielded dict (``outcome``, ``app_name``...) as the call goes, so a call
     that raises half-way is still audited with what was known.
 
     Raises:
-        ToolUnavailable: as raised in the block (audited ``denied``).
+        Unavailable: as raised in the block (audited ``denied``).
+        RouteAnswerRefused: as raised in the block, audited with the outcome the block set.
         InternalError: anything else raised in the block: logged under the error id, audited
             ``platform_error``; the caller gets the id, never the exception.
     """
@@ -64,8 +68,10 @@ def audited_call(caller: Caller, name: str, arguments: Any, *, tenant_slug: str)
     audit: dict[str, Any] = {"outcome": Outcome.PLATFORM_ERROR}
     try:
         yield audit
-    except ToolUnavailable:
+    except Unavailable:
         audit["outcome"] = Outcome.DENIED
+        raise
+    except RouteAnswerRefused:
         raise
     except Exception as err:  # the top of one call
         error_id = new_error_id()
@@ -73,7 +79,8 @@ def audited_call(caller: Caller, name: str, arguments: Any, *, tenant_slug: str)
         audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
         raise InternalError(error_id) from err
     finally:
-        record_call(caller, name, arguments, duration_ms=(time.perf_counter() - started) * 1000, **audit)
+        duration_ms = (time.perf_counter() - started) * 1000
+        record_call(caller, name, arguments, duration_ms=duration_ms, method=method, **audit)
 
 
 def record_call(
@@ -86,6 +93,7 @@ def record_call(
     app_name: str = "",
     app_version: int | None = None,
     error_id: str = "",
+    method: str = "tools/call",
 ) -> None:
     """Write the call's audit row; outside a transaction it is committed when this returns.
 
@@ -104,6 +112,7 @@ def record_call(
         "duration_ms": round(duration_ms, 3),
         "error_id": error_id,
         "arguments_sha256": arguments_hash(arguments),
+        "method": method,
     }
     connection = connections[router.db_for_write(ToolCallAudit)]
     if connection.vendor == "sqlite" and not connection.in_atomic_block:

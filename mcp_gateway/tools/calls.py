@@ -19,7 +19,7 @@ from mcp_gateway.tools.builtins import BUILTINS
 from mcp_gateway.tools.call_events import running_call_events
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for
 from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
-from mcp_gateway.tools.cursors import decode_cursor, encode_cursor
+from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.modes import refuse_synchronous_call
 from mcp_gateway.tools.results import error_result, invalid_arguments_result, json_result, route_result
@@ -40,11 +40,7 @@ def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.List
     Raises:
         InvalidCursor: a cursor this server did not issue.
     """
-    tools = visible_tools(tenant, caller)
-    start = decode_cursor("o", cursor) if cursor else 0
-    size = settings.MCP_PAGE_SIZE
-    page = tools[start : start + size]
-    next_cursor = encode_cursor("o", start + size) if start + size < len(tools) else None
+    page, next_cursor = page_of(visible_tools(tenant, caller), "o", cursor)
     return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=next_cursor)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import mcp.types as types
 
@@ -24,6 +26,8 @@ from mcp_gateway.tools.output_budget import OutputBudget, output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
 from tenants.rate_limit_rule import RateLimit
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,22 @@ class TenantCatalog:
     # tools/list pages already shaped for the wire, by (view, cursor, protocol version, page size):
     # they go with the catalog when the tenant's state moves on. Filled by the MCP server only.
     pages: dict[tuple, dict] = field(default_factory=dict, init=False, repr=False)
+    # Other catalogs of the same tenant state (resources, prompts: ``derived``), built on first use.
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.by_name = {entry.wire_name: entry for entry in self.entries}
+
+    def derived(self, key: str, build: Callable[[], T]) -> T:
+        """The catalog ``key`` of this tenant state (resources, prompts), built by ``build`` once.
+
+        It goes with this catalog when the tenant's state moves on, so it is never stale, and a
+        tenant that only uses tools never pays for building it.
+        """
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived.setdefault(key, build())
+        return found
 
     def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
         """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""

@@ -215,7 +215,7 @@ INVALID = {
     "collection write invalid": ([(f"{COLLECTION}/write", "role:")], [f"{COLLECTION}/write"]),
     "collection unknown key": ([(f"{COLLECTION}/wrte", "user")], [f"{COLLECTION}/wrte"]),
     # tools
-    "mcp unknown key": ([("/mcp/resources", [])], ["/mcp/resources"]),
+    "mcp unknown key": ([("/mcp/widgets", [])], ["/mcp/widgets"]),
     "tools not an array": ([("/mcp/tools", {})], ["/mcp/tools"]),
     "tool not an object": ([("/mcp/tools/2", "find_case")], ["/mcp/tools/2"]),
     "tool name with a dash and capitals": ([(f"{TOOL}/name", "Find-Case")], [f"{TOOL}/name"]),

@@ -1,0 +1,90 @@
+"""Resource URIs of apps: the one place of the rule that makes them.
+
+An app's resource lives at ``app://<app name>/<uri>``, where ``<uri>`` is the manifest's ``uri``
+(default: the resource's name, then one ``{variable}`` segment per path parameter of its route, or
+``{record_id}`` for a collection). App names are unique in a tenant and the app name is the URI's
+authority, so no app can take, or shadow, another app's URIs; a URI stays the same across deploys.
+
+A ``<uri>`` with ``{variable}`` segments is an RFC 6570 level-1 template: each expression is a whole
+path segment, expanded with its value percent-encoded (so a value never spans segments), and a
+read URI is matched segment by segment, each value percent-decoded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+SCHEME = "app"
+_VARIABLE = re.compile(r"^\{([a-z_][a-z0-9_]*)\}$")
+RECORD_VARIABLE = "record_id"
+# A read URI longer than this matches nothing: it bounds the work of matching a hostile URI.
+MAX_URI_LENGTH = 2000
+
+
+def app_uri(app_name: str, path: str) -> str:
+    """The absolute URI (or URI template) of ``path`` in app ``app_name``."""
+    return f"{SCHEME}://{app_name}/{path}"
+
+
+def variables(path: str) -> tuple[str, ...]:
+    """The ``{variable}`` names of a URI path, in order."""
+    return tuple(m.group(1) for seg in path.split("/") if (m := _VARIABLE.match(seg)))
+
+
+def default_path(name: str, params: tuple[str, ...]) -> str:
+    """The default ``uri`` of a resource: its name, then a segment per variable."""
+    return "/".join([name, *(f"{{{p}}}" for p in params)])
+
+
+@dataclass(frozen=True)
+class UriPattern:
+    """A URI path of an app compiled for matching read URIs."""
+
+    app_name: str
+    path: str
+    segments: tuple[str, ...]
+    names: tuple[str | None, ...]  # the variable of each segment, None for a literal
+
+    @classmethod
+    def compile(cls, app_name: str, path: str) -> UriPattern:
+        segments = tuple(path.split("/"))
+        names = tuple(m.group(1) if (m := _VARIABLE.match(seg)) else None for seg in segments)
+        return cls(app_name, path, segments, names)
+
+    @property
+    def is_template(self) -> bool:
+        return any(self.names)
+
+    @property
+    def uri(self) -> str:
+        return app_uri(self.app_name, self.path)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables of ``uri`` if it is this pattern's URI (or an expansion of it), else None."""
+        prefix = f"{SCHEME}://{self.app_name}/"
+        if len(uri) > MAX_URI_LENGTH or not uri.startswith(prefix):
+            return None
+        parts = uri[len(prefix) :].split("/")
+        if len(parts) != len(self.segments):
+            return None
+        found: dict[str, str] = {}
+        for part, segment, name in zip(parts, self.segments, self.names, strict=True):
+            if name is None:
+                if part != segment:
+                    return None
+            else:
+                value = unquote(part)
+                if not value:
+                    return None
+                found[name] = value
+        return found
+
+    def expand(self, values: dict[str, str]) -> str:
+        """The URI of this pattern with ``values`` (each percent-encoded into its segment)."""
+        parts = [
+            seg if name is None else quote(values[name], safe="")
+            for seg, name in zip(self.segments, self.names, strict=True)
+        ]
+        return app_uri(self.app_name, "/".join(parts))

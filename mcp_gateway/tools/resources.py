@@ -1,0 +1,356 @@
+"""App resources for one caller: which ones the caller may list, and reading a URI as the caller.
+
+The seam. Everything the protocol layer asks goes through three functions here:
+``visible_resources(tenant, caller)`` ("the resources this caller may list", static ones and
+templates, in a fixed order), ``read_resource(tenant, caller, uri)`` ("read this URI as this
+caller": match, check, run, audit) and ``resource_entry(tenant, caller, uri)``. The entries come
+from *resource kinds*: ``RESOURCE_KINDS`` maps a kind to a function that turns one deployed app
+(name, manifest) into ``ResourceEntry`` objects, each carrying its own ``visible_to`` rule and its
+``reader``. The kinds here are bundle files, GET routes and collection records; another kind (MCP
+Apps screens, ``ui://``) plugs in by adding its function to ``RESOURCE_KINDS`` -- the listing, the
+matching, the switch, the audit and the errors stay in this one place.
+
+The per-tenant list is derived from the tool catalog's tenant state (``TenantCatalog.derived``), so
+a deploy, a setting or a role change is seen on the next request, as for tools.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp.types as types
+from django.conf import settings
+
+from apps_runtime.auth_expr import AuthExpr, parse_auth
+from apps_runtime.bundles import bundle_dir
+from apps_runtime.deploy import active_manifests
+from apps_runtime.dispatch import LoadedApp, load_app, may_use_route, run_route
+from apps_runtime.exceptions import RuntimeDomainError
+from apps_runtime.manifest import defaults
+from apps_runtime.manifest.resources import mime_type, resource_path
+from apps_runtime.records import RecordsScope, get_record
+from apps_runtime.resource_uris import UriPattern
+from apps_runtime.routes import compile_route
+from apps_runtime.wire_names import wire_name
+from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
+from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.catalog import catalog_for
+from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+Outcome = ToolCallAudit.Outcome
+Contents = types.TextResourceContents | types.BlobResourceContents
+APP_RESOURCES_OFF = "App resources and prompts are switched off for this tenant (setting customAppsMcpTools)."
+# MIME types served as text (when the bytes are UTF-8) besides text/*.
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/javascript")
+_JSON_ERROR_KEYS = ("error", "message")
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """One read: who, which URI, the template's values, and the audit row being filled."""
+
+    tenant: Tenant
+    caller: Caller
+    uri: str
+    values: dict[str, str]
+    audit: dict[str, Any]
+
+
+Reader = Callable[["ResourceEntry", ReadRequest], list[Contents]]
+
+
+@dataclass(frozen=True)
+class ResourceEntry:
+    """One resource, or one resource template, of one app."""
+
+    kind: str
+    app_name: str
+    name: str  # the manifest's name
+    wire_name: str
+    pattern: UriPattern
+    title: str | None
+    description: str
+    mime_type: str
+    access: AuthExpr  # the app's access
+    auth: AuthExpr  # the file's auth, the route's auth, or the collection's read rule
+    reader: Reader
+    spec: dict = field(repr=False)
+    size: int | None = None
+    meta: dict | None = None  # the listing's _meta (a screen's ``ui``), if any
+
+    def visible_to(self, caller: Caller) -> bool:
+        """The route rule: public, else the app's access and the resource's own rule. Resources are
+        read-only (GET routes, reads of records and files), so read-only tokens see them too."""
+        return may_use_route(self.access, self.auth, caller)
+
+    @property
+    def is_template(self) -> bool:
+        return self.pattern.is_template
+
+    def listed(self) -> types.Resource | types.ResourceTemplate:
+        if self.is_template:
+            return types.ResourceTemplate(
+                uri_template=self.pattern.uri,
+                name=self.wire_name,
+                title=self.title,
+                description=self.description,
+                mime_type=self.mime_type,
+                _meta=self.meta,
+            )
+        return types.Resource(
+            uri=self.pattern.uri,
+            name=self.wire_name,
+            title=self.title,
+            description=self.description,
+            mime_type=self.mime_type,
+            size=self.size,
+            _meta=self.meta,
+        )
+
+
+@dataclass
+class ResourceCatalog:
+    """Every resource of one tenant state: static ones by URI, templates in order."""
+
+    entries: list[ResourceEntry]
+    by_uri: dict[str, ResourceEntry] = field(init=False)
+    by_app: dict[str, list[ResourceEntry]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_uri = {e.pattern.uri: e for e in self.entries if not e.is_template}
+        self.by_app = {}
+        for entry in self.entries:
+            self.by_app.setdefault(entry.app_name, []).append(entry)
+
+    def match(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        """The entry serving ``uri`` and its values; a static URI wins over a template."""
+        found = self.by_uri.get(uri)
+        if found is not None:
+            return found, {}
+        app_name = uri.partition("://")[2].partition("/")[0]
+        for entry in self.by_app.get(app_name, ()):
+            if entry.is_template and (values := entry.pattern.match(uri)) is not None:
+                return entry, values
+        return None
+
+
+def _text_or_blob(uri: str, mime: str, data: bytes) -> Contents:
+    if mime.startswith("text/") or mime.split(";")[0] in _TEXT_TYPES or mime.endswith("+json"):
+        try:
+            return types.TextResourceContents(uri=uri, mime_type=mime, text=data.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass  # served as bytes, as they are
+    return types.BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode("ascii"))
+
+
+def _loaded(req: ReadRequest, entry: ResourceEntry) -> LoadedApp:
+    loaded = load_app(req.tenant, entry.app_name)
+    req.audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+    return loaded
+
+
+def _read_file(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
+    loaded = _loaded(req, entry)
+    data = (bundle_dir(loaded.version) / entry.spec["file"]).read_bytes()
+    req.audit["outcome"] = Outcome.OK
+    return [_text_or_blob(req.uri, entry.mime_type, data)]
+
+
+def route_message(body: Any, status: int) -> str:
+    """The message of a handler's error answer: its ``error`` or ``message`` string, else the status."""
+    if isinstance(body, dict):
+        for key in _JSON_ERROR_KEYS:
+            if isinstance(body.get(key), str):
+                return body[key][:500]
+    return f"the route answered {status}"
+
+
+def run_read_route(
+    req: ReadRequest, app_name: str, route_key: str, *, query: dict | None = None, params: dict | None = None
+) -> Any:
+    """Run a GET route of the app as the caller, the way the front-end would, and return its body.
+
+    Raises:
+        ResourceNotFound: the route answered 401, 403 or 404, or the caller may not run it.
+        RouteAnswerRefused: another error answer (its message), or a handler failure (its error id).
+    """
+    try:
+        loaded = load_app(req.tenant, app_name)
+        req.audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+        route = loaded.compiled.routes.by_key[route_key]
+        result = run_route(loaded, route, req.caller, query=query or {}, params=params or {})
+    except RuntimeDomainError as err:
+        raise ResourceNotFound(req.uri) from err
+    if result.failed:
+        req.audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
+        raise RouteAnswerRefused(
+            types.INTERNAL_ERROR, f"The app's handler failed (error id {result.error_id})"
+        )
+    if result.status in (401, 403, 404):
+        raise ResourceNotFound(req.uri)
+    if result.status >= 400:
+        req.audit["outcome"] = Outcome.TOOL_ERROR
+        raise RouteAnswerRefused(types.INVALID_PARAMS, route_message(result.body, result.status))
+    req.audit["outcome"] = Outcome.OK
+    return result.body
+
+
+def _read_route(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
+    body = run_read_route(req, entry.app_name, entry.spec["route"], params=req.values)
+    if isinstance(body, str) and not entry.mime_type.endswith("json"):
+        return [types.TextResourceContents(uri=req.uri, mime_type=entry.mime_type, text=body)]
+    return [
+        types.TextResourceContents(
+            uri=req.uri, mime_type=entry.mime_type, text=json.dumps(body, ensure_ascii=False)
+        )
+    ]
+
+
+def _read_record(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
+    loaded = _loaded(req, entry)
+    scope = RecordsScope(
+        tenant_id=loaded.app.tenant_id, app_id=loaded.app.pk, compiled=loaded.compiled, caller=req.caller
+    )
+    (record_id,) = req.values.values()
+    try:
+        record = get_record(scope, entry.spec["collection"], record_id)
+    except RuntimeDomainError as err:  # not found, or not readable: alike
+        raise ResourceNotFound(req.uri) from err
+    req.audit["outcome"] = Outcome.OK
+    return [
+        types.TextResourceContents(
+            uri=req.uri, mime_type=entry.mime_type, text=json.dumps(record, ensure_ascii=False)
+        )
+    ]
+
+
+def _app_entries(tenant: Tenant, app_name: str, manifest: dict) -> list[ResourceEntry]:
+    """The file, route and record resources of one app, in manifest order."""
+    access = parse_auth(defaults.app_access(manifest))
+    routes = manifest.get("routes") or {}
+    collections = manifest.get("collections") or {}
+    entries = []
+    for spec in (manifest.get("mcp") or {}).get("resources") or []:
+        params = None
+        if "file" in spec:
+            kind, reader, auth = "file", _read_file, parse_auth(spec.get("auth", defaults.DEFAULT_ACCESS))
+        elif "route" in spec:
+            route = compile_route(spec["route"], routes[spec["route"]])
+            kind, reader, auth, params = "route", _read_route, route.auth, route.params
+        else:
+            kind, reader = "record", _read_record
+            auth = parse_auth(defaults.collection_read(collections[spec["collection"]]))
+        entries.append(
+            ResourceEntry(
+                kind=kind,
+                app_name=app_name,
+                name=spec["name"],
+                wire_name=wire_name(
+                    tenant.mcp_prefix, app_name, spec["name"], limit=settings.MCP_WIRE_NAME_LIMIT
+                ),
+                pattern=UriPattern.compile(app_name, resource_path(spec, params)),
+                title=spec.get("title"),
+                description=spec["description"],
+                mime_type=mime_type(spec),
+                access=access,
+                auth=auth,
+                reader=reader,
+                spec=spec,
+            )
+        )
+    return entries
+
+
+# Kind name -> the entries of one deployed app. Screens (MCP Apps) add theirs here.
+RESOURCE_KINDS: dict[str, Callable[[Tenant, str, dict], list[ResourceEntry]]] = {"app": _app_entries}
+
+
+def build_resources(tenant: Tenant) -> ResourceCatalog:
+    """Every resource of the tenant's deployed apps: by app name, then kind, then manifest order."""
+    entries: list[ResourceEntry] = []
+    for app_name, manifest in active_manifests(tenant):
+        for kind in RESOURCE_KINDS.values():
+            entries += kind(tenant, app_name, manifest)
+    return ResourceCatalog(entries)
+
+
+def resource_catalog(tenant: Tenant) -> ResourceCatalog:
+    return catalog_for(tenant).derived("resources", lambda: build_resources(tenant))
+
+
+def visible_resources(tenant: Tenant, caller: Caller) -> list[ResourceEntry]:
+    """The resources and templates ``caller`` may list, in the catalog's order."""
+    if not tenant.setting("customAppsMcpTools"):
+        return []
+    return [e for e in resource_catalog(tenant).entries if e.visible_to(caller)]
+
+
+def list_resources(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListResourcesResult:
+    """One page of the caller's static resources (private to the caller: it depends on its roles).
+
+    Raises:
+        InvalidCursor: a cursor this server did not issue.
+    """
+    static = [e for e in visible_resources(tenant, caller) if not e.is_template]
+    page, next_cursor = page_of(static, "r", cursor)
+    return types.ListResourcesResult(
+        resources=[e.listed() for e in page],
+        next_cursor=next_cursor,
+        ttl_ms=LIST_TTL_MS,
+        cache_scope="private",
+    )
+
+
+def list_templates(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListResourceTemplatesResult:
+    """One page of the caller's resource templates.
+
+    Raises:
+        InvalidCursor: a cursor this server did not issue.
+    """
+    templates = [e for e in visible_resources(tenant, caller) if e.is_template]
+    page, next_cursor = page_of(templates, "rt", cursor)
+    return types.ListResourceTemplatesResult(
+        resource_templates=[e.listed() for e in page],
+        next_cursor=next_cursor,
+        ttl_ms=LIST_TTL_MS,
+        cache_scope="private",
+    )
+
+
+def resource_entry(tenant: Tenant, caller: Caller, uri: str) -> tuple[ResourceEntry, dict[str, str]]:
+    """The resource serving ``uri`` for ``caller``, with the template's values.
+
+    Raises:
+        ResourceNotFound: no resource has this URI, the caller may not read it, or app resources
+            are switched off (the message says so).
+    """
+    found = resource_catalog(tenant).match(uri)
+    if found is None or not found[0].visible_to(caller):
+        raise ResourceNotFound(uri)
+    if not tenant.setting("customAppsMcpTools"):
+        raise ResourceNotFound(uri, f"Resource not found: {uri[:300]}. {APP_RESOURCES_OFF}")
+    return found
+
+
+def read_resource(tenant: Tenant, caller: Caller, uri: str) -> types.ReadResourceResult:
+    """Read ``uri`` as ``caller``; one audit row (method resources/read), whatever happens.
+
+    Raises:
+        ResourceNotFound: see ``resource_entry``; also when the route or the record says not found.
+        RouteAnswerRefused: the route answered an error or failed.
+        InternalError: the platform failed; logged under the error id.
+    """
+    found = resource_catalog(tenant).match(uri)
+    name = found[0].wire_name if found is not None else uri[:128]
+    with audited_call(caller, name, {"uri": uri}, tenant_slug=tenant.slug, method="resources/read") as audit:
+        entry, values = resource_entry(tenant, caller, uri)
+        audit["app_name"] = entry.app_name
+        contents = entry.reader(entry, ReadRequest(tenant, caller, uri, values, audit))
+        return types.ReadResourceResult(contents=contents, ttl_ms=0, cache_scope="private")

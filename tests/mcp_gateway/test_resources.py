@@ -1,0 +1,159 @@
+"""Resources of app manifests through the official MCP client, in both protocol eras."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import anyio
+import pytest
+from mcp import MCPError
+
+from mcp_gateway.models import ToolCallAudit
+from tenants.actions import set_tenant_setting
+from tests.mcp_gateway.conftest import mcp_client
+from tests.support.resource_app import FILES, HANDBOOK, PNG, resource_manifest
+
+MODES = ["legacy", "2026-07-28"]
+
+
+@pytest.fixture
+def app(mcp_url, acme, deploy):
+    deploy(acme, resource_manifest(), FILES)
+    return acme
+
+
+@pytest.fixture
+def token(app, make_token):
+    return lambda username, **kwargs: make_token(app, username, **kwargs)[1]
+
+
+def run(url, raw, work, mode="legacy"):
+    async def main():
+        async with mcp_client(url, raw, mode=mode) as client:
+            return await work(client)
+
+    return anyio.run(main)
+
+
+async def listing(client):
+    resources = (await client.list_resources()).resources
+    templates = (await client.list_resource_templates()).resource_templates
+    return [r.uri for r in resources], [t.uri_template for t in templates]
+
+
+def read(url, raw, uri, mode="legacy"):
+    return run(url, raw, lambda client: client.read_resource(uri), mode)
+
+
+def read_error(url, raw, uri, mode="legacy") -> MCPError:
+    async def work(client):
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(uri)
+        return caught.value
+
+    return run(url, raw, work, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_caller_lists_the_resources_and_templates_it_may_read(mcp_url, token, mode):
+    everyone = ["app://cases/handbook", "app://cases/logo", "app://cases/summary"]
+    templates = ["app://cases/cases/{case_id}", "app://cases/case_record/{record_id}"]
+    assert run(mcp_url(), token("member"), listing, mode) == (everyone, [])
+    assert run(mcp_url(), token("reader"), listing, mode) == (everyone, templates)
+    writer = ["app://cases/handbook", "app://cases/logo", "app://cases/writers_note", "app://cases/summary"]
+    assert run(mcp_url(), token("writer"), listing, mode) == (writer, templates)
+    assert run(mcp_url(), token("root"), listing, mode) == (writer, templates)
+    # Resources only read: a read-only token sees what its user sees.
+    assert run(mcp_url(), token("writer", read_only=True), listing, mode) == (writer, templates)
+
+
+def test_listed_resources_carry_wire_names_titles_and_mime_types(mcp_url, token):
+    async def work(client):
+        return (await client.list_resources()).resources, (
+            await client.list_resource_templates()
+        ).resource_templates
+
+    resources, templates = run(mcp_url(), token("reader"), work)
+    handbook, logo, summary = resources
+    assert (handbook.name, handbook.title, handbook.mime_type, handbook.description) == (
+        "acme_cases_handbook",
+        "Handbook",
+        "text/markdown",
+        "How we answer clients.",
+    )
+    assert (logo.name, logo.mime_type) == ("acme_cases_logo", "image/png")
+    assert summary.mime_type == "application/json"
+    assert [(t.name, t.mime_type) for t in templates] == [
+        ("acme_cases_case", "application/json"),
+        ("acme_cases_case_record", "application/json"),
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_text_file_and_a_binary_file_are_read(mcp_url, token, mode):
+    text = read(mcp_url(), token("member"), "app://cases/handbook", mode).contents
+    assert [(c.uri, c.mime_type, c.text) for c in text] == [
+        ("app://cases/handbook", "text/markdown", HANDBOOK)
+    ]
+    (blob,) = read(mcp_url(), token("member"), "app://cases/logo", mode).contents
+    assert (blob.mime_type, base64.b64decode(blob.blob)) == ("image/png", PNG)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_route_resource_runs_the_route_as_the_caller(mcp_url, token, mode, app):
+    (contents,) = read(mcp_url(), token("reader"), "app://cases/summary", mode).contents
+    assert json.loads(contents.text) == {"cases": 0, "user": "reader"}
+    row = ToolCallAudit.objects.for_tenant(app).get()
+    assert (row.method, row.wire_name, row.app_name, row.outcome) == (
+        "resources/read",
+        "acme_cases_summary",
+        "cases",
+        "ok",
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_templates_read_one_case_through_its_route_and_as_a_record(mcp_url, token, mode):
+    writer = token("writer")
+
+    async def create(client):
+        result = await client.call_tool("acme_cases_create_case", {"client_name": "Ada"})
+        return result.structured_content["id"]
+
+    case_id = run(mcp_url(), writer, create, mode)
+    (by_route,) = read(mcp_url(), token("reader"), f"app://cases/cases/{case_id}", mode).contents
+    assert json.loads(by_route.text) == {"client_name": "Ada"}
+    (record,) = read(mcp_url(), token("reader"), f"app://cases/case_record/{case_id}", mode).contents
+    assert json.loads(record.text)["data"] == {"client_name": "Ada"}
+    assert json.loads(record.text)["id"] == case_id
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unknown_hidden_and_missing_resources_are_not_found(mcp_url, token, mode):
+    code = -32602 if mode == "2026-07-28" else -32002
+    for uri in (
+        "app://cases/nothing",
+        "app://other/handbook",
+        "app://cases/writers_note",
+        "app://cases/cases/zz",
+    ):
+        assert read_error(mcp_url(), token("reader"), uri, mode).error.code == code
+    # A member without the collection's read role: the templates are hidden and refused alike.
+    assert read_error(mcp_url(), token("member"), "app://cases/case_record/x", mode).error.code == code
+
+
+def test_switching_app_tools_off_hides_app_resources_and_says_so_on_read(mcp_url, token, app):
+    set_tenant_setting(app, "customAppsMcpTools", False, acting_user=None)
+    assert run(mcp_url(), token("writer"), listing) == ([], [])
+    error = read_error(mcp_url(), token("writer"), "app://cases/handbook")
+    assert "customAppsMcpTools" in error.error.message
+
+
+def test_lists_are_private_to_the_caller_with_a_ttl_in_the_2026_era(mcp_url, token):
+    async def work(client):
+        return await client.list_resources(), await client.list_resource_templates()
+
+    resources, templates = run(mcp_url(), token("reader"), work, "2026-07-28")
+    assert (resources.cache_scope, templates.cache_scope) == ("private", "private")
+    assert resources.ttl_ms > 0 and templates.ttl_ms > 0
