@@ -10,7 +10,9 @@ def manifest(app: str, prompt: str) -> dict:
     return {
         "name": app,
         "routes": {},
-        "mcp": {"prompts": [{"name": prompt, "description": "d", "messages": [{"role": "user", "text": "hi"}]}]},
+        "mcp": {
+            "prompts": [{"name": prompt, "description": "d", "messages": [{"role": "user", "text": "hi"}]}]
+        },
     }
 
 
