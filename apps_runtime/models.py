@@ -193,6 +193,11 @@ class JobRun(TenantOwned):
     depth = models.PositiveSmallIntegerField(
         default=1, help_text="1 when queued by a request or a schedule; a run queued by a run is one deeper."
     )
+    origin = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The first run queued by the handler call a chain started from: its whole tree shares it.",
+    )
     scheduled_for = models.DateTimeField(
         null=True, blank=True, help_text="The minute a scheduled run is for (None when enqueued)."
     )
@@ -222,6 +227,8 @@ class JobRun(TenantOwned):
             models.Index(fields=["status", "due_at"]),
             # The per-tenant cap counts unfinished runs.
             models.Index(fields=["tenant", "status"], name="jobrun_tenant_status"),
+            # The per-call cap counts every run of one originating handler call.
+            models.Index(fields=["tenant", "origin"], name="jobrun_tenant_origin"),
         ]
         ordering = ["tenant_id", "-enqueued_at"]
 

@@ -40,10 +40,13 @@ def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
 
 
 def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[dict], Any]]:
+    origin: list[str] = []  # the tree this call's runs belong to, once its first run names it
+
     def enqueue(args: dict) -> str:
         if len(enqueued) >= settings.JOBS_MAX_ENQUEUES_PER_CALL:
             raise JobEnqueueLimit("per_call", settings.JOBS_MAX_ENQUEUES_PER_CALL)
-        run = enqueue_run(scope, args.get("route"), args.get("body"))
+        run = enqueue_run(scope, args.get("route"), args.get("body"), origin[0] if origin else None)
+        origin[:1] = [run.origin]
         enqueued.append(run.run_id)
         return run.run_id
 

@@ -286,8 +286,16 @@ JOBS_MAX_ENQUEUES_PER_CALL = _env_int("JOBS_MAX_ENQUEUES_PER_CALL", 100)
 # Runaway chains: a handler that queues its own route would run forever (or double at every level).
 # A run queued by a run is one level deeper, up to JOBS_MAX_CHAIN_DEPTH; a tenant may have at most
 # JOBS_MAX_QUEUED_RUNS_PER_TENANT runs queued or running. Past either, request.enqueue raises LimitExceeded.
+# A tree of runs started by one handler call has at most JOBS_MAX_RUNS_PER_CALL runs in all, and a
+# tenant queues at most JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE runs a minute (depth alone allows 100^8).
 JOBS_MAX_CHAIN_DEPTH = _env_int("JOBS_MAX_CHAIN_DEPTH", 8)
 JOBS_MAX_QUEUED_RUNS_PER_TENANT = _env_int("JOBS_MAX_QUEUED_RUNS_PER_TENANT", 1000)
+JOBS_MAX_RUNS_PER_CALL = _env_int("JOBS_MAX_RUNS_PER_CALL", 500)
+JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE = _env_int("JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE", 300)
+# With no broker, runs execute on JOBS_IN_PROCESS_WORKERS threads of the server, at most
+# JOBS_TENANT_SHARE of them for one tenant: never in the thread of the request that queued them.
+JOBS_IN_PROCESS_WORKERS = _env_int("JOBS_IN_PROCESS_WORKERS", 2)
+JOBS_TENANT_SHARE = _env_int("JOBS_TENANT_SHARE", 1)
 # With no broker (the embedded default) the server process ticks the scheduler itself.
 JOBS_IN_PROCESS_CLOCK = _env_bool("JOBS_IN_PROCESS_CLOCK", CELERY_TASK_ALWAYS_EAGER)
 

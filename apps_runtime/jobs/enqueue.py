@@ -1,9 +1,10 @@
 """``request.enqueue(route, body)``: a handler queues an internal route of its app to run soon.
 
 A handler running inside a run can queue runs too, and a handler that queues its own route makes a
-chain (or, queuing it twice, a tree that doubles at every level). Three caps keep that finite: runs
-per handler call, the depth of a chain, and the tenant's runs not yet finished. Over any of them the
-handler's ``request.enqueue`` raises ``LimitExceeded`` and nothing is queued.
+chain (or, queuing it twice, a tree that doubles at every level). Caps keep that finite: runs per
+handler call, the depth of a chain, the runs of the whole tree one call started (its ``origin``),
+the tenant's runs queued in the last minute, and the tenant's runs not yet finished. Over any of
+them the handler's ``request.enqueue`` raises ``LimitExceeded`` and nothing is queued.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import contextlib
 import json
 from collections.abc import Iterator
 from contextvars import ContextVar
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from ulid import ULID
 
 from apps_runtime.jobs.exceptions import (
@@ -56,25 +59,45 @@ def next_depth() -> int:
     return 1 if parent is None else parent.depth + 1
 
 
-def check_caps(tenant_id: int, depth: int) -> None:
-    """Refuse a run that would make its chain too deep, or the tenant's unfinished runs too many.
+def next_origin() -> str | None:
+    """The origin of a run queued now by a run (its parent's); None from a request or a tick."""
+    parent = _executing.get()
+    return None if parent is None else parent.origin or parent.run_id
 
-    The tenant cap is counted, not locked: calls racing at the cap may each add their runs, so it can
-    be passed by at most the runs those concurrent calls queue (each capped per call).
+
+def _at_least(rows, cap: int) -> bool:
+    # Counting at most ``cap`` rows keeps a check cheap however many runs a tenant piled up.
+    return rows[:cap].count() >= cap
+
+
+def check_caps(tenant_id: int, depth: int, origin: str | None = None) -> None:
+    """Refuse a run that would make its chain too deep, its call's tree too big, or the tenant's runs
+    of the last minute or its unfinished runs too many.
+
+    Counted, not locked: calls racing at a cap may each add their runs, so it can be passed by at
+    most the runs those concurrent calls queue (each capped per call).
 
     Raises:
-        JobEnqueueLimit: over ``JOBS_MAX_CHAIN_DEPTH`` or ``JOBS_MAX_QUEUED_RUNS_PER_TENANT``.
+        JobEnqueueLimit: over ``JOBS_MAX_CHAIN_DEPTH``, ``JOBS_MAX_RUNS_PER_CALL``,
+            ``JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE`` or ``JOBS_MAX_QUEUED_RUNS_PER_TENANT``.
     """
     if depth > settings.JOBS_MAX_CHAIN_DEPTH:
         raise JobEnqueueLimit("chain_depth", settings.JOBS_MAX_CHAIN_DEPTH)
-    cap = settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT
-    # Counting at most ``cap`` rows keeps the check cheap however many runs a tenant piled up.
-    if JobRun.objects.for_tenant(tenant_id).filter(status__in=UNFINISHED)[:cap].count() >= cap:
-        raise JobEnqueueLimit("tenant_queue", cap)
+    runs = JobRun.objects.for_tenant(tenant_id)
+    if origin is not None and _at_least(runs.filter(origin=origin), settings.JOBS_MAX_RUNS_PER_CALL):
+        raise JobEnqueueLimit("per_origin", settings.JOBS_MAX_RUNS_PER_CALL)
+    per_minute = settings.JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE
+    if _at_least(runs.filter(enqueued_at__gt=timezone.now() - timedelta(minutes=1)), per_minute):
+        raise JobEnqueueLimit("tenant_rate", per_minute)
+    if _at_least(runs.filter(status__in=UNFINISHED), settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT):
+        raise JobEnqueueLimit("tenant_queue", settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT)
 
 
-def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
+def enqueue_run(scope: RecordsScope, route_key: Any, body: Any, origin: str | None = None) -> JobRun:
     """Queue a run of an internal route of the scope's app, as the scope's caller.
+
+    ``origin`` names the tree of runs the handler call queuing this one belongs to: inside a run,
+    its parent's; from a request, the first run that request's handler queued (None: this one).
 
     The caller is snapshotted on the run: the run acts with exactly the rights the handler had
     (roles, superuser flag, read-only token). The caller sends the task once the row is committed.
@@ -83,7 +106,7 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
         JobRouteNotFound: the app has no such route.
         JobRouteNotInternal: the route is reachable from outside.
         JobBodyInvalid: the body is not a JSON object, or is over the request size limit.
-        JobEnqueueLimit: the chain would be too deep, or the tenant has too many unfinished runs.
+        JobEnqueueLimit: see ``check_caps``.
     """
     route = scope.compiled.routes.by_key.get(route_key) if isinstance(route_key, str) else None
     if route is None:
@@ -96,9 +119,12 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any) -> JobRun:
     if len(json.dumps(body)) > settings.SANDBOX_MAX_REQUEST_BYTES:
         raise JobBodyInvalid(f"the body is over {settings.SANDBOX_MAX_REQUEST_BYTES} bytes")
     depth = next_depth()
-    check_caps(scope.tenant_id, depth)
+    origin = next_origin() or origin
+    check_caps(scope.tenant_id, depth, origin)
+    run_id = new_run_id()
     return JobRun.objects.create(
-        run_id=new_run_id(),
+        run_id=run_id,
+        origin=origin or run_id,
         tenant_id=scope.tenant_id,
         app_id=scope.app_id,
         version_number=scope.compiled.number,

@@ -32,7 +32,9 @@ class JobEnqueueLimit(RuntimeDomainError):
     """A background run was refused because a cap on runs was reached; nothing was queued.
 
     ``kind`` names the cap: ``per_call`` (``JOBS_MAX_ENQUEUES_PER_CALL``), ``chain_depth``
-    (``JOBS_MAX_CHAIN_DEPTH``: runs queued by runs) or ``tenant_queue``
+    (``JOBS_MAX_CHAIN_DEPTH``: runs queued by runs), ``per_origin`` (``JOBS_MAX_RUNS_PER_CALL``:
+    every run of the tree one handler call started), ``tenant_rate``
+    (``JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE``) or ``tenant_queue``
     (``JOBS_MAX_QUEUED_RUNS_PER_TENANT``: the tenant's runs not yet finished).
     """
 
@@ -44,6 +46,11 @@ class JobEnqueueLimit(RuntimeDomainError):
             "a chain of background runs may be at most {limit} deep: this run is at depth {limit} "
             "and may not queue another"
         ),
+        "per_origin": (
+            "the background runs started from one call, with every run they queued, may be at most "
+            "{limit}: this chain has queued that many"
+        ),
+        "tenant_rate": "this tenant already queued {limit} background runs in the last minute",
         "tenant_queue": "this tenant already has {limit} background runs waiting or running",
     }
 

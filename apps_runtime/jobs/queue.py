@@ -3,25 +3,31 @@
 A task sent before its row commits could reach a worker that cannot see the row yet. A send that
 fails (the broker is down) is logged, not raised: the run stays queued and the reaper sends it again.
 
-With no broker (the embedded default) a task runs in the thread that sends it. A run's handler may
-queue more runs, and sent at once each would execute inside the run that queued it: a handler
-queuing its own route would recurse until the stack gave out, leaving every run on it ``running``.
-So in-process sends go through a per-thread drain: the first send runs its task and then, one after
-another, every task sent meanwhile. Runs queued by a run start after it has finished, never inside it.
+With no broker (the embedded default) runs execute in this process, on a small pool of threads
+(``JOBS_IN_PROCESS_WORKERS``) shared fairly between tenants: a tenant runs at most
+``JOBS_TENANT_SHARE`` of them at once and the tenants' queues are served in turn. Never in the
+thread that sends them: that is the request's (a gateway thread of the tool call, charged to the
+tenant's share of tool calls), and a handler queuing its own route would keep that call, and its
+thread, busy for as long as the chain runs, even after the client left. With the default share of
+one, runs queued by a run start after it has finished, never inside it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Iterable
 
-from django.db import transaction
+from django.conf import settings
+from django.db import close_old_connections, transaction
+
+from apps_runtime.models import JobRun
+from core.fair_pool import FairPool
 
 logger = logging.getLogger("apps_runtime.jobs")
 
-_drain = threading.local()
+_pool: FairPool | None = None
+_pool_lock = threading.Lock()
 
 
 def send_on_commit(run_ids: Iterable[str], *, countdown: float | None = None) -> None:
@@ -45,17 +51,19 @@ def _send(run_id: str, countdown: float | None) -> None:
     if not run_job.app.conf.task_always_eager:
         run_job.apply_async((run_id,), countdown=countdown)
         return
-    pending = getattr(_drain, "pending", None)
-    if pending is not None:
-        pending.append(run_id)  # a run is executing in this thread: this one starts after it
-        return
-    # In-process there is nobody to wait for a countdown: retries run at once, like every send.
-    _drain.pending = pending = deque([run_id])
-    try:
-        while pending:
-            _run_in_process(run_job, pending.popleft())
-    finally:
-        _drain.pending = None
+    # In-process there is nobody to wait for a countdown: retries run as soon as a thread is free.
+    tenant_id = JobRun.all_tenants.filter(run_id=run_id).values_list("tenant_id", flat=True).first()
+    if tenant_id is not None:
+        in_process_pool().submit(tenant_id, _run_in_process, run_job, run_id)
+
+
+def in_process_pool() -> FairPool:
+    """This process's run threads (built on first use, from the settings of that moment)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = FairPool("job-run", settings.JOBS_IN_PROCESS_WORKERS, settings.JOBS_TENANT_SHARE)
+        return _pool
 
 
 def _run_in_process(run_job, run_id: str) -> None:
@@ -63,3 +71,5 @@ def _run_in_process(run_job, run_id: str) -> None:
         run_job.apply((run_id,), throw=True)
     except Exception:  # one run's failure must not strand the runs queued after it; the reaper has it
         logger.exception("Run %s failed in-process", run_id)
+    finally:
+        close_old_connections()

@@ -243,8 +243,18 @@ def use_broker(*, eager: bool, queue: str | None) -> dict:
     return old
 
 
+def settle_in_process_runs() -> None:
+    """Wait until the in-process run threads have nothing queued or running (no broker: runs execute
+    there, never in the request's thread)."""
+    from apps_runtime.jobs.queue import in_process_pool
+
+    assert in_process_pool().wait_idle(WAIT_SECONDS), "in-process runs still going"
+
+
 def restore_broker(old: dict) -> None:
     from lowcode_platform.celery import app
+
+    settle_in_process_runs()  # nothing of this test may still run while the database is flushed
 
     app.conf.update(old)
     _drop_connections(app)

@@ -14,7 +14,15 @@ from apps_runtime.jobs import execute, runs
 from apps_runtime.models import HandlerError, JobRun, Record
 from apps_runtime.tasks import run_job
 
-from .conftest import JOB_HANDLERS, JOB_SETTINGS, as_json, jobs_manifest, restore_broker, use_broker
+from .conftest import (
+    JOB_HANDLERS,
+    JOB_SETTINGS,
+    as_json,
+    jobs_manifest,
+    restore_broker,
+    settle_in_process_runs,
+    use_broker,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,7 +92,8 @@ def test_a_self_enqueuing_handler_stops_at_the_chain_depth_cap_without_recursion
     settings.JOBS_MAX_CHAIN_DEPTH = 8
     response = kick("POST /jobs/chain")
 
-    assert response.status_code == 202  # the request answers normally, after its runs
+    assert response.status_code == 202  # the request answers at once; its runs go on in the background
+    settle_in_process_runs()
     chain = list(JobRun.objects.for_tenant(chores).order_by("depth"))
     assert [run.depth for run in chain] == list(range(1, 9))
     assert all(run.status == "succeeded" and run.attempts == 1 for run in chain)
@@ -99,6 +108,7 @@ def test_a_self_enqueuing_handler_stops_at_the_chain_depth_cap_without_recursion
 def test_an_exponential_job_tree_is_cut_at_the_depth_cap(kick, chores, settings):
     settings.JOBS_MAX_CHAIN_DEPTH = 4
     assert kick("POST /jobs/chain", {"fanout": 2}).status_code == 202
+    settle_in_process_runs()
 
     tree = JobRun.objects.for_tenant(chores)
     assert tree.count() == 1 + 2 + 4 + 8
@@ -155,3 +165,41 @@ def test_a_run_that_fails_before_it_starts_ends_failed_not_queued(kick, chores, 
     run = JobRun.objects.for_tenant(chores).get(run_id=run_id)
     assert run.status == "failed" and run.attempts == 0 and run.error_code == "platform_error"
     assert HandlerError.objects.for_tenant(chores).filter(error_id=run.error_id).exists()
+
+
+def test_the_runs_one_call_starts_are_capped_in_all_not_only_in_depth(kick, chores, settings):
+    """Issue 26 item 1: a route enqueuing itself many times per run made thousands of runs from one call."""
+    settings.JOBS_MAX_CHAIN_DEPTH, settings.JOBS_MAX_RUNS_PER_CALL = 8, 10
+    assert kick("POST /jobs/chain", {"fanout": 3}).status_code == 202
+    settle_in_process_runs()
+
+    tree = JobRun.objects.for_tenant(chores)
+    assert tree.count() == 10  # 3^8 runs without the cap
+    assert len(set(tree.values_list("origin", flat=True))) == 1
+    assert set(tree.values_list("status", flat=True)) == {"succeeded"}
+    stopped = [t for t in note_texts(chores) if t.startswith("stopped")]
+    assert stopped and all("may be at most 10" in t for t in stopped)
+    # Another call starts a tree of its own.
+    assert kick("POST /jobs/write").status_code == 202
+
+
+def test_a_tenant_queues_only_so_many_runs_a_minute(kick, chores, settings, monkeypatch):
+    settings.JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE = 3
+    monkeypatch.setattr("apps_runtime.jobs.queue._send", lambda run_id, countdown: None)
+
+    response = kick("", path="/t/acme/apps/chores/kick-many")
+    assert response.status_code == 429
+    assert as_json(response)["error"] == "this tenant already queued 3 background runs in the last minute"
+    assert JobRun.objects.for_tenant(chores).count() == 3
+
+
+def test_in_process_runs_go_on_after_the_request_that_queued_them_has_answered(kick, chores):
+    """With no broker, a chain runs on the run threads, not in the request's thread: the call answers
+    at once instead of holding its thread (and its tenant's share) while the runs go on."""
+    response = kick("POST /jobs/slow", {"seconds": 2})
+    assert response.status_code == 202
+    run = JobRun.objects.for_tenant(chores).get(run_id=as_json(response)["run_id"])
+    assert not run.is_finished
+    settle_in_process_runs()
+    run.refresh_from_db()
+    assert run.status == "succeeded"

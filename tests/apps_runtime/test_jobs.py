@@ -31,6 +31,7 @@ from .conftest import (
     as_json,
     jobs_manifest,
     restore_broker,
+    settle_in_process_runs,
     use_broker,
     wait_until,
 )
@@ -322,6 +323,7 @@ def test_a_run_queued_with_a_read_only_token_stays_read_only(client, kick, acme,
     response = client.get(
         "/t/acme/apps/chores/kick", {"route": "POST /jobs/write"}, HTTP_AUTHORIZATION=f"Bearer {raw}"
     )
+    settle_in_process_runs()
     run = JobRun.objects.for_tenant(acme).get(run_id=as_json(response)["run_id"])
     assert run.caller["read_only"] is True
     assert run.status == "failed" and run.result_status == 403  # ran in-process: writes refused
@@ -337,6 +339,7 @@ def test_in_process_runs_start_after_the_handler_that_queued_them(client, acme, 
         "/t/acme/apps/chores/kick", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}"
     )
     assert response.status_code == 202
+    settle_in_process_runs()
     run = JobRun.objects.for_tenant(acme).get(run_id=as_json(response)["run_id"])
     assert run.status == "succeeded" and run.duration_ms >= 1000
 
@@ -511,6 +514,7 @@ def test_the_admin_lists_runs_read_only(client, two_runs):
 def test_a_clock_tick_fires_the_due_jobs_in_process(acme, deploy):
     deploy(acme, jobs_manifest({"often": {**WRITE_JOB, "schedule": "* * * * *"}}), JOB_HANDLERS)
     [run_id] = clock.tick(Job.objects.for_tenant(acme).get().active_since)
+    settle_in_process_runs()
     run = JobRun.objects.for_tenant(acme).get(run_id=run_id)
     assert run.status == "succeeded" and run.caller["username"] == "job:chores/often"
 
