@@ -2,13 +2,16 @@
 
 A route's body is explicit content when it is an object with a ``content`` key (and at most a
 ``structuredContent`` key beside it) whose value is a non-empty list of objects that each have a
-string ``type``: what ``platform_sdk.text``/``image``/``resource_link`` build. Anything else is plain
+string ``type``: what ``platform_sdk.text``/``image``/``audio``/``resource_link``/``embedded_resource``
+build. Anything else is plain
 JSON (``results.json_result``), so a record that merely has a ``content`` field is unaffected.
 
 The items come from the sandbox: untrusted. Each is checked for its type and keys, its size (text
-bytes, decoded image bytes, a link's JSON) against a per-item and a total bound, the item count,
-images against the MIME allow-list and their format's signature, and links against a path of the
-app. The first problem refuses the whole result, naming the item and the bound.
+bytes, decoded image and audio bytes, a link's JSON, an embedded resource's text or decoded blob)
+against a per-item and a total bound, the item count, images and audio against their MIME allow-list
+and their format's signature, links against a path of the app, and an embedded resource's URI
+against the URI syntax (never ``ui://``: screens are only what the manifest declares). The first
+problem refuses the whole result, naming the item and the bound.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import mcp.types as types
 from django.conf import settings
 
-from apps_runtime.sandbox.runtime.sdk import IMAGE_MIME_TYPES
+from apps_runtime.sandbox.runtime.sdk import AUDIO_MIME_TYPES, IMAGE_MIME_TYPES
 from mcp_gateway.tools.token_estimate import json_bytes
 
 CONTENT = "content"
@@ -34,10 +37,18 @@ _SIGNATURES = {
     "image/jpeg": (b"\xff\xd8\xff",),
     "image/gif": (b"GIF87a", b"GIF89a"),
     "image/webp": (b"RIFF",),
+    "audio/wav": (b"RIFF",),
+    "audio/mpeg": (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2"),
+    "audio/ogg": (b"OggS",),
+    "audio/flac": (b"fLaC",),
 }
+# RIFF containers name their format in bytes 8-12.
+_RIFF_FORMATS = {"image/webp": b"WEBP", "audio/wav": b"WAVE"}
 _ITEM_KEYS = {
     "text": ({"type", "text"}, {"type", "text"}),
     "image": ({"type", "data", "mimeType"}, {"type", "data", "mimeType"}),
+    "audio": ({"type", "data", "mimeType"}, {"type", "data", "mimeType"}),
+    "resource": ({"type", "resource"}, {"type", "resource"}),
     "resource_link": (
         {"type", "route", "name"},
         {"type", "route", "name", "title", "description", "mimeType"},
@@ -48,8 +59,14 @@ _ROUTE_PATH = re.compile(rf"^(?:/|(?:/{_SEGMENT})+/?)(?:\?[A-Za-z0-9._~%!$&'()*+
 _MIME_TYPE = re.compile(r"^[A-Za-z0-9.+-]{1,64}/[A-Za-z0-9.+-]{1,64}$")
 _ROUTE_MAX = 2000
 _LINK_TEXT_MAX = {"name": 200, "title": 200, "description": 2000}
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,31}:[^\s\x00-\x1f\x7f]{1,2000}$")
+_EMBEDDED_KEYS = ({"uri"}, {"uri", "mimeType", "text", "blob"})
 
-ContentBlock = types.TextContent | types.ImageContent | types.ResourceLink
+ContentBlock = (
+    types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
+)
+# Blocks a model does not read as text: they do not count towards the output budget.
+_MEDIA = (types.ImageContent, types.AudioContent)
 
 
 @dataclass(frozen=True)
@@ -121,7 +138,7 @@ def map_content(items: list[dict], link_url: Callable[[str], str], limits: Conte
                 CONTENT,
                 f"at least {total:,} bytes, over the limit of {limits.max_total_bytes:,} bytes in all",
             )
-        readable += 0 if isinstance(block, types.ImageContent) else size
+        readable += 0 if isinstance(block, _MEDIA) else size
         blocks.append(block)
     return MappedContent(blocks, readable)
 
@@ -137,7 +154,7 @@ def _check_keys(item: dict, where: str) -> None:
     if unknown:
         raise ContentRefused(where, f"{kind} items take no key {unknown[0][:40]!r}")
     for key, value in item.items():
-        if not isinstance(value, str):
+        if not isinstance(value, str) and key != "resource":
             raise ContentRefused(where, f"{key} must be a string")
 
 
@@ -146,24 +163,72 @@ def _text(item: dict, where: str, limits: ContentLimits, link_url: Any) -> tuple
 
 
 def _image(item: dict, where: str, limits: ContentLimits, link_url: Any) -> tuple[ContentBlock, int]:
+    data, size = _media_data(item, where, limits, IMAGE_MIME_TYPES, "image")
+    return types.ImageContent(type="image", data=data, mime_type=item["mimeType"]), size
+
+
+def _audio(item: dict, where: str, limits: ContentLimits, link_url: Any) -> tuple[ContentBlock, int]:
+    data, size = _media_data(item, where, limits, AUDIO_MIME_TYPES, "audio")
+    return types.AudioContent(type="audio", data=data, mime_type=item["mimeType"]), size
+
+
+def _media_data(
+    item: dict, where: str, limits: ContentLimits, allowed: tuple[str, ...], kind: str
+) -> tuple[str, int]:
+    """The item's base64 ``data`` and its decoded size, once its MIME type and signature check out."""
     mime_type, data = item["mimeType"], item["data"]
-    if mime_type not in IMAGE_MIME_TYPES:
-        raise ContentRefused(
-            where, f"mimeType {mime_type[:60]!r} is not allowed: use {', '.join(IMAGE_MIME_TYPES)}"
-        )
-    # Refuse an oversized image before decoding it.
+    if mime_type not in allowed:
+        raise ContentRefused(where, f"mimeType {mime_type[:60]!r} is not allowed: use {', '.join(allowed)}")
+    raw = _decoded(data, where, limits)
+    riff = _RIFF_FORMATS.get(mime_type)
+    if not raw.startswith(_SIGNATURES[mime_type]) or (riff is not None and raw[8:12] != riff):
+        raise ContentRefused(where, f"data is not {kind} of type {mime_type}")
+    return data, len(raw)
+
+
+def _decoded(data: str, where: str, limits: ContentLimits) -> bytes:
+    """Base64 ``data`` decoded, refused before decoding when it would be over the per-item bound."""
     decoded_size = len(data) * 3 // 4
     if decoded_size > limits.max_item_bytes:
         raise ContentRefused(
             where, f"about {decoded_size:,} bytes, over the limit of {limits.max_item_bytes:,} bytes per item"
         )
     try:
-        raw = base64.b64decode(data, validate=True)
+        return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         raise ContentRefused(where, "data is not valid base64") from None
-    if not raw.startswith(_SIGNATURES[mime_type]) or (mime_type == "image/webp" and raw[8:12] != b"WEBP"):
-        raise ContentRefused(where, f"data is not a {mime_type} image")
-    return types.ImageContent(type="image", data=data, mime_type=mime_type), len(raw)
+
+
+def _embedded(item: dict, where: str, limits: ContentLimits, link_url: Any) -> tuple[ContentBlock, int]:
+    """An embedded resource: a URI with its ``text`` or base64 ``blob`` (exactly one)."""
+    resource = item["resource"]
+    where = f"{where}.resource"
+    if not isinstance(resource, dict):
+        raise ContentRefused(where, "must be an object")
+    required, allowed = _EMBEDDED_KEYS
+    unknown = sorted(set(resource) - allowed)
+    if unknown:
+        raise ContentRefused(where, f"takes no key {unknown[0][:40]!r}")
+    if not required <= set(resource) or len({"text", "blob"} & set(resource)) != 1:
+        raise ContentRefused(where, "needs a uri and exactly one of text or blob")
+    for key, value in resource.items():
+        if not isinstance(value, str):
+            raise ContentRefused(where, f"{key} must be a string")
+    uri, mime_type = resource["uri"], resource.get("mimeType")
+    if not _URI.match(uri) or uri[:3].lower() == "ui:":
+        raise ContentRefused(
+            where, f"uri {uri[:60]!r} is not an absolute URI (ui:// is for declared screens)"
+        )
+    if mime_type is not None and not _MIME_TYPE.match(mime_type):
+        raise ContentRefused(where, f"mimeType {mime_type[:60]!r} is not a MIME type")
+    if "text" in resource:
+        contents = types.TextResourceContents(uri=uri, mime_type=mime_type, text=resource["text"])
+        size = len(resource["text"].encode("utf-8"))
+    else:
+        raw = _decoded(resource["blob"], where, limits)
+        contents = types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=resource["blob"])
+        size = len(raw)
+    return types.EmbeddedResource(type="resource", resource=contents), size + len(uri)
 
 
 def _resource_link(
@@ -189,4 +254,10 @@ def _resource_link(
     return block, json_bytes(item)
 
 
-_MAPPERS = {"text": _text, "image": _image, "resource_link": _resource_link}
+_MAPPERS = {
+    "text": _text,
+    "image": _image,
+    "audio": _audio,
+    "resource_link": _resource_link,
+    "resource": _embedded,
+}

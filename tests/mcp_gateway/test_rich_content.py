@@ -1,4 +1,5 @@
-"""Explicit content from handlers: checked as untrusted input, mapped to text, image and link blocks."""
+"""Explicit content from handlers: checked as untrusted input, mapped to text, image, audio, link and
+embedded-resource blocks."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mcp_gateway.tools.output_budget import OutputBudget
 from mcp_gateway.tools.results import route_result
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+WAV = b"RIFF&\x00\x00\x00WAVEfmt " + bytes(32)
 LINK_BASE = "https://platform.example/t/acme/apps/cases"
 
 
@@ -54,6 +56,35 @@ def test_text_image_and_link_become_their_blocks():
     )
 
 
+def test_audio_and_embedded_resources_become_their_blocks():
+    body = {
+        "content": [
+            sdk.audio(WAV, "audio/wav"),
+            sdk.embedded_resource("test://notes/1", "A note.", "text/plain"),
+            sdk.embedded_resource("test://raw/1", b"\x00\x01", "application/octet-stream"),
+        ]
+    }
+    result = mapped(body)
+    assert result.is_error is False
+    audio, text, blob = result.content
+    assert (audio.type, audio.mime_type, base64.b64decode(audio.data)) == ("audio", "audio/wav", WAV)
+    assert isinstance(text, types.EmbeddedResource) and isinstance(blob, types.EmbeddedResource)
+    assert (text.resource.uri, text.resource.mime_type, text.resource.text) == (
+        "test://notes/1",
+        "text/plain",
+        "A note.",
+    )
+    assert base64.b64decode(blob.resource.blob) == b"\x00\x01"
+
+
+def test_the_output_budget_counts_embedded_text_but_not_audio():
+    budget = OutputBudget(1000)  # about 4,000 bytes
+    assert mapped({"content": [sdk.audio(WAV + bytes(6000), "audio/wav")]}, budget=budget).is_error is False
+    assert "over this tool's output budget" in refusal(
+        {"content": [sdk.embedded_resource("test://big", "x" * 6000)]}, budget=budget
+    )
+
+
 def test_structured_content_goes_along_and_meets_the_output_schema():
     schema = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
     ok = mapped({"content": [sdk.text("3 cases")], "structuredContent": {"count": 3}}, output_schema=schema)
@@ -82,8 +113,27 @@ def test_anything_but_explicit_content_stays_plain_json(body):
 @pytest.mark.parametrize(
     ("item", "problem"),
     [
-        ({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}, "type 'audio' is not allowed"),
-        ({"type": "resource", "resource": {}}, "type 'resource' is not allowed"),
+        ({"type": "video", "data": "AAAA", "mimeType": "video/mp4"}, "type 'video' is not allowed"),
+        ({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}, "data is not audio of type audio/wav"),
+        (
+            {
+                "type": "audio",
+                "data": base64.b64encode(b"RIFF\0\0\0\0WEBPxxxx").decode(),
+                "mimeType": "audio/wav",
+            },
+            "data is not audio of type audio/wav",
+        ),
+        (
+            sdk.audio(WAV, "audio/wav") | {"mimeType": "audio/x-midi"},
+            "mimeType 'audio/x-midi' is not allowed",
+        ),
+        ({"type": "resource", "resource": {}}, "needs a uri and exactly one of text or blob"),
+        ({"type": "resource", "resource": "x"}, "content[1].resource: must be an object"),
+        (sdk.embedded_resource("ui://case/card", "<html>", "text/html"), "is not an absolute URI"),
+        (sdk.embedded_resource("no scheme", "x"), "is not an absolute URI"),
+        ({"type": "resource", "resource": {"uri": "a:b", "text": "x", "blob": "AA=="}}, "exactly one of"),
+        ({"type": "resource", "resource": {"uri": "a:b", "text": "x", "x": 1}}, "takes no key 'x'"),
+        ({"type": "resource", "resource": {"uri": "a:b", "blob": "not base64!"}}, "data is not valid base64"),
         ({"type": "text", "text": 42}, "text must be a string"),
         ({"type": "text", "text": "x", "annotations": {}}, "text items take no key 'annotations'"),
         ({"type": "image", "data": "AAAA"}, "image items need mimeType"),
@@ -98,7 +148,7 @@ def test_anything_but_explicit_content_stays_plain_json(body):
         ({"type": "image", "data": "not base64!", "mimeType": "image/png"}, "data is not valid base64"),
         (
             {"type": "image", "data": base64.b64encode(b"<html>").decode(), "mimeType": "image/png"},
-            "data is not a image/png image",
+            "data is not image of type image/png",
         ),
         (
             {"type": "resource_link", "route": "https://evil.example/", "name": "x"},
@@ -113,7 +163,7 @@ def test_anything_but_explicit_content_stays_plain_json(body):
 )
 def test_hostile_items_are_refused_naming_the_item_and_the_rule(item, problem):
     text = refusal({"content": [sdk.text("fine"), item]})
-    assert text.startswith("The tool returned content the platform refuses: content[1]: ")
+    assert text.startswith("The tool returned content the platform refuses: content[1]")
     assert problem in text
 
 

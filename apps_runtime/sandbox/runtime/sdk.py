@@ -227,6 +227,7 @@ class Request:
 # items; the platform checks them again (types, sizes, MIME types) before any reaches a client.
 # Raster formats only: an SVG can carry script.
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+AUDIO_MIME_TYPES = ("audio/wav", "audio/mpeg", "audio/ogg", "audio/flac")
 
 
 def text(value: str) -> dict:
@@ -243,6 +244,31 @@ def image(data: bytes, mime_type: str) -> dict:
     if mime_type not in IMAGE_MIME_TYPES:
         raise ValueError(f"image() takes one of {', '.join(IMAGE_MIME_TYPES)}, not {mime_type!r}")
     return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
+
+
+def audio(data: bytes, mime_type: str) -> dict:
+    """An audio item from its bytes (sent base64-encoded); ``mime_type`` one of ``AUDIO_MIME_TYPES``."""
+    if not isinstance(data, bytes | bytearray):
+        raise TypeError(f"audio() takes bytes, not {type(data).__name__}")
+    if mime_type not in AUDIO_MIME_TYPES:
+        raise ValueError(f"audio() takes one of {', '.join(AUDIO_MIME_TYPES)}, not {mime_type!r}")
+    return {"type": "audio", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
+
+
+def embedded_resource(uri: str, content: str | bytes, mime_type: str | None = None) -> dict:
+    """A resource embedded in the result: ``content`` as text (str) or as a base64 blob (bytes)."""
+    if not isinstance(uri, str):
+        raise TypeError(f"embedded_resource() takes a str uri, not {type(uri).__name__}")
+    resource: dict = {"uri": uri}
+    if mime_type is not None:
+        resource["mimeType"] = mime_type
+    if isinstance(content, str):
+        resource["text"] = content
+    elif isinstance(content, bytes | bytearray):
+        resource["blob"] = base64.b64encode(content).decode("ascii")
+    else:
+        raise TypeError(f"embedded_resource() takes str or bytes content, not {type(content).__name__}")
+    return {"type": "resource", "resource": resource}
 
 
 def resource_link(
