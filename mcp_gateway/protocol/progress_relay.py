@@ -5,10 +5,11 @@ The handler runs in a worker thread (``concurrency.in_thread``); its notices arr
 (with the caller's progress token) and ``notifications/message`` tied to the request. Only a call
 answered with an event stream (``streaming``) has anywhere to send them.
 
-Bounds: progress goes out at most ``MAX_PROGRESS_PER_SECOND`` times a second, the latest value
-winning, and only forward; log lines below the caller's level are dropped, and the sandbox already
-caps their number and length per call (``protocol.MAX_LOG_NOTICES``, ``MAX_NOTICE_CHARS``). The
-queue of lines waiting to be sent is bounded by that cap.
+Bounds: progress is paced as the handler SDK paces it (``protocol.Pacer``: a short burst, then at
+most ``PROGRESS_PER_SECOND``), the latest value winning, the last one always sent, and only forward;
+log lines below the caller's level are dropped, and the sandbox already caps their number and length
+per call (``protocol.MAX_LOG_NOTICES``, ``MAX_NOTICE_CHARS``). The queue of lines waiting to be sent
+is bounded by that cap.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ import anyio
 import mcp.types as types
 from mcp.server import ServerRequestContext
 
+from apps_runtime.sandbox.runtime.protocol import PROGRESS_BURST, progress_pacer
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.context import streamed
 from mcp_gateway.tools.call_events import bound_events
 
 logger = logging.getLogger("mcp_gateway.protocol.progress_relay")
 
-MAX_PROGRESS_PER_SECOND = 10
 Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 
 
@@ -46,16 +47,17 @@ class Relay:
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
         self._lock = threading.Lock()
-        self._progress: tuple | None = None
+        self._progress: list[tuple] = []  # waiting to go, oldest first; at most a burst's worth
         self._lines: list[tuple[str, str]] = []
         self._broken = False
+        self._pacer = progress_pacer()
 
     # -- the worker thread ----------------------------------------------------------------------------
     def progress(self, done: float, total: float | None, message: str | None) -> None:
         if self._token is None:
             return
         with self._lock:
-            self._progress = (done, total, message)  # the latest wins
+            self._progress = [*self._progress[1 - PROGRESS_BURST :], (done, total, message)]
         self._loop.call_soon_threadsafe(self._wake.set)
 
     def log(self, level: str, message: str) -> None:
@@ -67,25 +69,33 @@ class Relay:
 
     # -- the event loop -------------------------------------------------------------------------------
     async def run(self) -> None:
-        """Send what arrives until ``finish``, then what is left; at most the rate's worth of progress."""
+        """Send what arrives until ``finish``, then what is left; progress as the pacer allows."""
         while not self._finished.is_set():
             await self._wake.wait()
             self._wake.clear()
             await self._deliver()
-            with anyio.move_on_after(1 / MAX_PROGRESS_PER_SECOND):
+            with anyio.move_on_after(self._pacer.wait()):
                 await self._finished.wait()
         # What arrived while the last round was being sent: the handler's final progress comes
         # just before its result, so ``finish`` often lands while ``_deliver`` is awaiting the wire.
-        await self._deliver()
+        await self._deliver(last=True)
 
     def finish(self) -> None:
         self._finished.set()
         self._wake.set()
 
-    async def _deliver(self) -> None:
+    async def _deliver(self, *, last: bool = False) -> None:
         with self._lock:
-            progress, self._progress = self._progress, None
             lines, self._lines = self._lines, []
+            if last:  # the handler's final value always arrives
+                progress, self._progress = self._progress[-1:], []
+            else:
+                progress = []
+                while self._progress and self._pacer.take():
+                    progress.append(self._progress.pop(0))
+                if self._progress:  # held back: the latest goes once the pacer allows (``run`` waits)
+                    self._progress = self._progress[-1:]
+                    self._wake.set()
         if self._broken:
             return
         session, request_id = self._ctx.session, self._ctx.request_id
@@ -93,10 +103,8 @@ class Relay:
             for level, message in lines:
                 params = types.LoggingMessageNotificationParams(level=level, data=message, logger=self._name)
                 await session.send_notification(types.LoggingMessageNotification(params=params), request_id)
-            if progress is not None:
-                await session.send_progress_notification(
-                    self._token, *progress, related_request_id=request_id
-                )
+            for update in progress:
+                await session.send_progress_notification(self._token, *update, related_request_id=request_id)
         except Exception:  # the caller went away: the call itself goes on, unheard
             logger.debug("progress relay stopped for request %s", request_id, exc_info=True)
             self._broken = True

@@ -32,13 +32,19 @@ def handle(request):
         request.log("error", "y" * 5000)
     return {"done": True}
 """
-ROUTES = {"work": WORK, "flood": FLOOD}
+BURST = """
+def handle(request):
+    for done in (0, 50, 100):
+        request.progress(done, 100, f"step {done}")
+    return {"done": 100}
+"""
+ROUTES = {"work": WORK, "flood": FLOOD, "burst": BURST}
 MANIFEST = {
     "name": "worker",
     "routes": {f"POST /{name}": {"handler": f"server/{name}.py", "auth": "user"} for name in ROUTES},
     "mcp": {"tools": [_tool(name, f"POST /{name}") for name in ROUTES]},
 }
-WORK_TOOL, FLOOD_TOOL = "acme_worker_work", "acme_worker_flood"
+WORK_TOOL, FLOOD_TOOL, BURST_TOOL = "acme_worker_work", "acme_worker_flood", "acme_worker_burst"
 MODES = ["legacy", "2026-07-28"]
 
 
@@ -77,6 +83,15 @@ def test_progress_reaches_the_caller_in_order(mcp_url, token, mode):
 
     assert result.structured_content == {"done": 3}
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_short_calls_few_quick_updates_all_arrive(mcp_url, token, mode):
+    # Within the pacer's burst nothing is coalesced, however fast the handler reports.
+    result, seen, _ = _call(mcp_url(), token, mode, BURST_TOOL, progress=True)
+
+    assert result.structured_content == {"done": 100}
+    assert seen == [(0, 100, "step 0"), (50, 100, "step 50"), (100, 100, "step 100")]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -23,6 +23,7 @@ own buffer: a buffered reader hides bytes from ``select``/``poll`` and causes sp
 import json
 import os
 import struct
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -66,7 +67,11 @@ NOTICE_OPS = frozenset({PROGRESS, LOG})
 MAX_NOTICES = 10_000
 MAX_LOG_NOTICES = 100  # log lines a call may send to its caller (all still go to the run's log)
 MAX_NOTICE_CHARS = 1000  # of a progress message or a log line; longer ones are cut
-PROGRESS_INTERVAL_S = 0.1  # the SDK sends at most one progress notice per interval (the latest wins)
+# Progress pacing, in the SDK and again in the gateway's relay: a burst of PROGRESS_BURST notices goes
+# out as it comes (a short call's few updates all arrive), then at most PROGRESS_PER_SECOND, the latest
+# value winning; the last one always arrives.
+PROGRESS_BURST = 5
+PROGRESS_PER_SECOND = 10
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # RFC 5424
 # What a failed data call reports; the handler sees the SDK exception of the same code.
 DATA_CALL_ERROR_CODES = frozenset({"not_found", "permission_denied", "invalid", "limit"})
@@ -536,3 +541,34 @@ def decode_child_frame(payload: bytes) -> ChildFrame:
     else:
         raise FrameRejected(f"unknown frame keys {sorted(frame)[:5]}")
     raise FrameRejected("malformed final frame")
+
+
+class Pacer:
+    """A token bucket: at most ``burst`` events at once, then ``per_second`` on average."""
+
+    def __init__(self, burst: int, per_second: float, clock: Any = time.monotonic):
+        self._clock = clock
+        self.burst, self.per_second = burst, per_second
+        self._tokens, self._at = float(burst), self._clock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self.per_second)
+        self._at = now
+
+    def take(self) -> bool:
+        """Spend one event if the bucket has one."""
+        self._refill()
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+    def wait(self) -> float:
+        """Seconds until the next event may go (0 when one may go now)."""
+        self._refill()
+        return 0.0 if self._tokens >= 1 else (1 - self._tokens) / self.per_second
+
+
+def progress_pacer() -> Pacer:
+    return Pacer(PROGRESS_BURST, PROGRESS_PER_SECOND)

@@ -8,7 +8,6 @@ Inside the child this module is also registered as ``platform_sdk``, so handlers
 import base64
 import math
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -150,15 +149,15 @@ def _text(name: str, value: Any) -> str:
 class Notices:
     """Progress and log lines for whoever waits on the call (an MCP client); bounded, never blocking.
 
-    Progress is sent at most once per ``PROGRESS_INTERVAL_S`` (the latest wins; the last one is sent
-    when the handler returns) and only when it moved forward; at most ``MAX_LOG_NOTICES`` log lines
-    are sent, and every line also goes to the run's log (stderr).
+    Progress is paced (``protocol.Pacer``: a short burst, then ``PROGRESS_PER_SECOND``; the latest
+    wins, the last one is sent when the handler returns) and sent only when it moved forward; at most
+    ``MAX_LOG_NOTICES`` log lines are sent, and every line also goes to the run's log (stderr).
     """
 
     def __init__(self, notify: Notify | None):
         self._notify = notify
         self._pending: dict | None = None
-        self._sent_at = -math.inf
+        self._pacer = protocol.progress_pacer()
         self._last_done = -math.inf
         self._logs = 0
 
@@ -172,7 +171,7 @@ class Notices:
             return  # progress only moves forward
         self._last_done = done
         self._pending = args
-        if time.monotonic() - self._sent_at >= protocol.PROGRESS_INTERVAL_S:
+        if self._pacer.take():
             self.flush()
 
     def log(self, level: str, message: str) -> None:
@@ -185,10 +184,9 @@ class Notices:
             self._notify(protocol.LOG, {"level": level, "message": line})
 
     def flush(self) -> None:
-        """Send the progress held back by the interval, if any."""
+        """Send the progress held back by the pacing, if any."""
         if self._pending is not None and self._notify is not None:
             self._notify(protocol.PROGRESS, self._pending)
-            self._sent_at = time.monotonic()
         self._pending = None
 
 

@@ -157,3 +157,15 @@ def test_a_failure_frame_is_bounded_and_typed_whatever_the_child_sends():
 def test_every_failure_kind_a_child_may_claim_is_in_the_failure_table():
     assert protocol.CHILD_FAILURE_KINDS < set(protocol.HANDLER_FAILURES)
     assert protocol.READ_OPS < protocol.OPS
+
+
+def test_the_progress_pacer_lets_a_burst_through_then_its_rate():
+    now = [0.0]
+    pacer = protocol.Pacer(burst=3, per_second=10, clock=lambda: now[0])
+
+    assert [pacer.take() for _ in range(4)] == [True, True, True, False]
+    assert pacer.wait() == pytest.approx(0.1)
+    now[0] += 0.1
+    assert pacer.take() is True and pacer.take() is False
+    now[0] += 60  # a long pause refills the burst, never more
+    assert sum(pacer.take() for _ in range(10)) == 3
