@@ -53,6 +53,7 @@ class RouteResult:
     error_id: str | None = None
     error_code: str | None = None
     error_url: str | None = None  # where a tenant admin reads a failed run (the handler-error API)
+    timeout_ms: int | None = None  # the route's time limit, when that is what stopped the handler
     logs: str = ""
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -194,7 +195,7 @@ def run_route(
     except SandboxRequestTooLarge as err:
         raise RequestTooLarge("the request is too large for a handler") from err
     except HandlerFailed as failure:
-        return _failure_result(loaded, route, caller, failure)
+        return _failure_result(loaded, route, caller, failure, invocation.limits.timeout_ms)
     finally:
         # After the handler, not during it: without a broker (eager mode) a run executes in-process
         # when sent, and must not spend the time limit of the handler that queued it.
@@ -202,7 +203,18 @@ def run_route(
     return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs)
 
 
-def _failure_result(loaded: LoadedApp, route: Route, caller: Caller, failure: HandlerFailed) -> RouteResult:
+def _failure_result(
+    loaded: LoadedApp, route: Route, caller: Caller, failure: HandlerFailed, timeout_ms: int
+) -> RouteResult:
+    # The trace and logs are the tenant's (kept in the row, for its admins); the operator's log gets the id.
+    logger.warning(
+        "Handler failed (%s): error_id=%s tenant=%s app=%s route=%s",
+        failure.kind,
+        failure.error_id,
+        loaded.app.tenant.slug,
+        loaded.app.name,
+        route.key,
+    )
     HandlerError.objects.create(
         tenant_id=loaded.app.tenant_id,
         app=loaded.app,
@@ -221,6 +233,7 @@ def _failure_result(loaded: LoadedApp, route: Route, caller: Caller, failure: Ha
         body=None,
         error_id=failure.error_id,
         error_code=failure.kind,
+        timeout_ms=timeout_ms if failure.kind == "handler_timeout" else None,
         error_url=reverse(
             "handler-error", kwargs={"slug": loaded.app.tenant.slug, "error_id": failure.error_id}
         ),

@@ -20,10 +20,13 @@ import anyio  # noqa: E402
 
 from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
 from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
+from core.logs import trace_id, trace_id_from  # noqa: E402
+from lowcode_platform.metrics import register_process_gauges, sample_forever  # noqa: E402
 from mcp_gateway.tasks import sweep as sweep_tool_tasks  # noqa: E402
 from mcp_gateway.transport.app import Gateway  # noqa: E402  (needs Django set up)
 
 gateway = Gateway()
+register_process_gauges(gateway)
 
 
 async def _lifespan(receive, send) -> None:
@@ -39,9 +42,11 @@ async def _lifespan(receive, send) -> None:
     if clock is not None:
         clock.start()
     try:
-        async with gateway.lifespan():
+        async with gateway.lifespan(), anyio.create_task_group() as tasks:
+            tasks.start_soon(sample_forever)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
+            tasks.cancel_scope.cancel()
     finally:
         if clock is not None:
             clock.stop()
@@ -51,7 +56,16 @@ async def _lifespan(receive, send) -> None:
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         await _lifespan(receive, send)
-    elif scope["type"] == "http" and gateway.handles(scope["path"]):
+        return
+    trace_id.set(trace_id_from(_traceparent(scope)))
+    if scope["type"] == "http" and gateway.handles(scope["path"]):
         await gateway(scope, receive, send)
     else:
         await django_app(scope, receive, send)
+
+
+def _traceparent(scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"traceparent":
+            return value.decode("latin-1")
+    return None

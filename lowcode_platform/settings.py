@@ -234,6 +234,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
+# LOG_FORMAT=json: one JSON object per line, each with the error id and the trace id (core/logs.py);
+# `serve` then leaves uvicorn's own lines (access log included) to this configuration too.
+LOG_FORMAT = os.environ.get("LOG_FORMAT") or "plain"
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not one of plain, json")
+
 # Celery: with no broker the tasks run in-process, so the demo needs no Redis.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or None
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
@@ -247,6 +253,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE") or "celery"
 CELERY_TIMEZONE = "UTC"
+# With JSON logs the worker keeps the settings' LOGGING instead of its own plain-text root handler.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 # Beat's own state (when each entry last ran) goes in the var dir, not the working directory.
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # One static beat entry: the dispatcher reads the active versions' schedules from the database, so
@@ -336,11 +344,22 @@ RECORDS_QUERY_MAX_WHERE_KEYS = _env_int("RECORDS_QUERY_MAX_WHERE_KEYS", 20)
 RECORDS_MAX_RECORD_BYTES = _env_int("RECORDS_MAX_RECORD_BYTES", 256 * 1024)
 RECORDS_TENANT_QUOTA_BYTES = _env_int("RECORDS_TENANT_QUOTA_BYTES", 100 * 1024 * 1024)
 
+# /metrics (Prometheus): served to scrapers from these networks (CIDRs), or to any sending
+# "Authorization: Bearer <METRICS_TOKEN>". PROMETHEUS_MULTIPROC_DIR (prometheus-client's own
+# variable, read by it at import) makes the processes of one server share their counts through
+# files there; `serve --workers N` sets it for its workers.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN") or ""
+METRICS_ALLOWED_NETWORKS = _env_list("METRICS_ALLOWED_NETWORKS", ["127.0.0.0/8", "::1/128"])
+PROMETHEUS_MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or ""
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "core.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

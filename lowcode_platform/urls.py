@@ -3,11 +3,13 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from lowcode_platform.health import healthz
+from lowcode_platform.metrics import metrics_view
 from mcp_gateway.consent import GatewayConsentView
 from oauth import urls as oauth_urls
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("tenants.api.urls")),

@@ -137,13 +137,23 @@ class SlotPool:
         self._hot = collections.deque(slots[:hot])
         self._cold = collections.deque(slots[hot:])
         self._cond = threading.Condition()
+        self.waiting = 0  # calls waiting for a slot (a reading for the metrics)
 
     def acquire(self, timeout_s: float) -> Slot | None:
         """A free slot, waiting at most ``timeout_s``; None if none freed up."""
         with self._cond:
-            if not self._cond.wait_for(lambda: self._hot or self._cold, timeout=max(0.0, timeout_s)):
-                return None
+            self.waiting += 1
+            try:
+                if not self._cond.wait_for(lambda: self._hot or self._cold, timeout=max(0.0, timeout_s)):
+                    return None
+            finally:
+                self.waiting -= 1
             return (self._hot or self._cold).popleft()
+
+    @property
+    def in_use(self) -> int:
+        """Slots handed out and not yet released (a reading for the metrics: not locked)."""
+        return self.size - len(self._hot) - len(self._cold)
 
     def release(self, slot: Slot) -> None:
         with self._cond:

@@ -174,6 +174,11 @@ class Sandbox:
         """Calls in flight at once (call slots)."""
         return self._max_concurrent
 
+    def pool_usage(self) -> tuple[int, int, int]:
+        """Call slots ``(in use, waited for, all)``; zeros before the first call prepared them."""
+        pool = self._slots
+        return (pool.in_use, pool.waiting, pool.size) if pool is not None else (0, 0, 0)
+
     @property
     def uid_range(self) -> tuple[int, int]:
         """(first, last) uids the handlers run as, when the platform runs as root."""

@@ -109,6 +109,13 @@ class TenantShares:
         slots = self._tenants.get(tenant_id)
         return len(slots.waiting) if slots is not None else 0
 
+    def totals(self) -> tuple[int, int]:
+        """``(running, waiting)`` summed over every tenant (a reading for the metrics)."""
+        return (
+            sum(slots.running for slots in self._tenants.values()),
+            sum(len(slots.waiting) for slots in self._tenants.values()),
+        )
+
     async def acquire(self, tenant_id: int, limits: ShareLimits) -> None:
         """Take one of the tenant's slots, waiting (bounded) for one to free up.
 

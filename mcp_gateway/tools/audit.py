@@ -29,6 +29,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
 from apps_runtime.sandbox.error_ids import new_error_id
+from core.metrics import REFUSED_TOOL, record_tool_call
 from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
@@ -79,8 +80,12 @@ def audited_call(
         audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
         raise InternalError(error_id) from err
     finally:
-        duration_ms = (time.perf_counter() - started) * 1000
-        record_call(caller, name, arguments, duration_ms=duration_ms, method=method, **audit)
+        seconds = time.perf_counter() - started
+        record_call(caller, name, arguments, duration_ms=seconds * 1000, method=method, **audit)
+        if method == "tools/call":
+            # A refused call may name any tool at all: its name is not a label (core.metrics says why).
+            tool = REFUSED_TOOL if audit["outcome"] == Outcome.DENIED else name
+            record_tool_call(tenant_slug, tool, audit["outcome"], seconds)
 
 
 def record_call(

@@ -125,9 +125,13 @@ def route_result(
     ``link_url`` makes the absolute URL of a route path of the app (resource links).
     """
     if result.failed:
-        # The caller is often not who can read the failure: say who can, and where.
+        # The caller is often not who can read the failure: say who can, and where. A timeout says
+        # so, with the limit: the caller may retry with less work, or ask for a longer timeoutMs.
+        what = "Tool failed"
+        if result.timeout_ms is not None:
+            what = f"Tool timed out after {result.timeout_ms / 1000:g} s (the route's time limit)"
         return error_result(
-            f"Tool failed (error id {result.error_id}). A tenant admin reads what happened at "
+            f"{what} (error id {result.error_id}). A tenant admin reads what happened at "
             f"{result.error_url} or on the tenant console's Errors page."
         )
     if result.status >= 400:

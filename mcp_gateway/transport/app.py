@@ -216,6 +216,10 @@ class Gateway:
 
         return recording_send
 
+    def open_sessions(self) -> int:
+        """Sessions this process holds open (a reading for the metrics)."""
+        return len(self.sessions._server_instances)
+
     # The ledger's ``SessionProbe``. The SDK has no public hook for a session's end (client DELETE,
     # idle timeout, crash); it drops the session from this table the moment it ends, so the ledger
     # asks it. A session's transport holds its idle countdown in ``idle_scope``: an infinite

@@ -122,7 +122,13 @@ def migrated_database(workdir: Path) -> Database:
 class PlatformProcess:
     """``manage.py serve`` on a free loopback port in its own process group, to kill like a dying machine."""
 
-    def __init__(self, workdir: Path, database_url: str, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        workdir: Path,
+        database_url: str,
+        env: dict[str, str] | None = None,
+        serve_args: tuple[str, ...] = (),
+    ):
         self.workdir = workdir
         self.database_url = database_url
         self.port = free_port()
@@ -131,6 +137,7 @@ class PlatformProcess:
         self.starts = 0
         self._secret_key = secrets.token_urlsafe(40)  # one per platform: tokens outlive a restart
         self._extra_env = env or {}
+        self._serve_args = serve_args  # more options for `manage.py serve` (--workers N, --host H)
         (workdir / "var").mkdir(parents=True, exist_ok=True)
 
     @property
@@ -193,7 +200,7 @@ class PlatformProcess:
         self.starts += 1
         log = open(self.log_path, "wb")  # noqa: SIM115 - the child writes to it until it dies
         self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
+            [sys.executable, "manage.py", "serve", "--port", str(self.port), *self._serve_args],
             cwd=ROOT,
             env=self.env,
             stdout=log,

@@ -1,10 +1,16 @@
+import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from django.conf import settings
+from django.core.checks import run_checks
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from oauth.checks import PUBLIC_ORIGIN_TAG
+
+logger = logging.getLogger("lowcode_platform.serve")
 
 STATEFUL_WORKERS = (
     "--workers {workers} needs MCP_STATELESS=true: MCP sessions live in the memory of the worker that "
@@ -33,8 +39,12 @@ class Command(BaseCommand):
             raise CommandError("--workers must be at least 1")
         if workers > 1 and not settings.MCP_STATELESS:
             raise CommandError(STATEFUL_WORKERS.format(workers=workers))
-        # Said once, here, where it matters: other commands leave them to `check --deploy`.
-        self.check(tags=[PUBLIC_ORIGIN_TAG], include_deployment_checks=True)
+        if workers > 1:
+            _share_metrics_between_workers()
+        # Said once, here, where it matters (other commands leave them to `check --deploy`), as a
+        # log line each, so JSON logs stay JSON.
+        for message in run_checks(tags=[PUBLIC_ORIGIN_TAG], include_deployment_checks=True):
+            logger.warning("%s", message)
         uvicorn.run(
             "lowcode_platform.asgi:application",
             host=options["host"],
@@ -43,4 +53,18 @@ class Command(BaseCommand):
             lifespan="on",
             log_level="info",
             access_log=not options["no_access_log"],
+            # JSON logs: uvicorn's lines go through the settings' LOGGING (its default config is plain text).
+            **({"log_config": None} if settings.LOG_FORMAT == "json" else {}),
         )
+
+
+def _share_metrics_between_workers() -> None:
+    """Point the workers' prometheus-client at one folder, emptied first (stale counts would add up).
+
+    The workers are new interpreters that read the variable when they import prometheus-client.
+    """
+    folder = Path(settings.PROMETHEUS_MULTIPROC_DIR or settings.VAR_DIR / "metrics")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
