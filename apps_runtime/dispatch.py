@@ -25,8 +25,9 @@ from apps_runtime.exceptions import (
     RouteNotFound,
 )
 from apps_runtime.jobs.queue import send_on_commit
-from apps_runtime.models import App, AppVersion, HandlerError
+from apps_runtime.models import App, AppVersion
 from apps_runtime.records import RecordsScope
+from apps_runtime.retention import record_handler_error
 from apps_runtime.routes import Route
 from apps_runtime.sandbox import HandlerFailed, Invocation, SandboxLimits, get_sandbox
 from apps_runtime.sandbox import RequestTooLarge as SandboxRequestTooLarge
@@ -215,7 +216,7 @@ def _failure_result(
         loaded.app.name,
         route.key,
     )
-    HandlerError.objects.create(
+    record_handler_error(
         tenant_id=loaded.app.tenant_id,
         app=loaded.app,
         version_number=loaded.version.number,

@@ -22,6 +22,7 @@ from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
 from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
 from core.logs import trace_id, trace_id_from  # noqa: E402
 from lowcode_platform.metrics import register_process_gauges, sample_forever  # noqa: E402
+from mcp_gateway.tasks import purge_if_due  # noqa: E402
 from mcp_gateway.tasks import sweep as sweep_tool_tasks  # noqa: E402
 from mcp_gateway.transport.app import Gateway  # noqa: E402  (needs Django set up)
 
@@ -38,7 +39,7 @@ async def _lifespan(receive, send) -> None:
         await send({"type": "lifespan.startup.failed", "message": str(err)})
         return
     # With no broker there is no beat: this process ticks the job scheduler itself.
-    clock = InProcessClock(also=[sweep_tool_tasks]) if settings.JOBS_IN_PROCESS_CLOCK else None
+    clock = InProcessClock(also=[sweep_tool_tasks, purge_if_due]) if settings.JOBS_IN_PROCESS_CLOCK else None
     if clock is not None:
         clock.start()
     try:

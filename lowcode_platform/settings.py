@@ -279,6 +279,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JOBS_DISPATCH_EVERY_SECONDS or 60.0,
         "options": {"expires": 240},
     },
+    # Error records, job runs, audit rows and unused OAuth clients past their retention or caps.
+    "purge-expired": {
+        "task": "mcp_gateway.purge_expired",
+        "schedule": 3600.0,
+        "options": {"expires": 3000},
+    },
 }
 # App jobs: attempts per run (retried when the handler answers 503 or times out), exponential
 # backoff between attempts, grace past a route's time limit before a running attempt counts as lost,
@@ -338,6 +344,16 @@ SANDBOX_QUEUE_TIMEOUT_MS = _env_int("SANDBOX_QUEUE_TIMEOUT_MS", 5000)
 SANDBOX_MAX_CONCURRENT = _env_int("SANDBOX_MAX_CONCURRENT", 64)
 SANDBOX_SCRATCH_MB = _env_int("SANDBOX_SCRATCH_MB", 64)
 SANDBOX_UID_RANGE = _env_int_range("SANDBOX_UID_RANGE")
+# Storage outside records (manage.py purge_expired; beat runs it hourly, the in-process clock with
+# no broker): error records, finished job runs and audit rows are kept RETENTION_*_DAYS and at most
+# RETENTION_*_PER_TENANT per tenant (error records are also trimmed as each one is written); the
+# results MCP tasks keep (until their TTL) hold at most TASK_RESULT_QUOTA_BYTES per tenant.
+RETENTION_ERROR_DAYS = _env_float("RETENTION_ERROR_DAYS", 14.0)
+RETENTION_ERRORS_PER_TENANT = _env_int("RETENTION_ERRORS_PER_TENANT", 1000)
+RETENTION_JOB_RUN_DAYS = _env_float("RETENTION_JOB_RUN_DAYS", 14.0)
+RETENTION_JOB_RUNS_PER_TENANT = _env_int("RETENTION_JOB_RUNS_PER_TENANT", 10_000)
+RETENTION_AUDIT_DAYS = _env_float("RETENTION_AUDIT_DAYS", 90.0)
+RETENTION_AUDIT_ROWS_PER_TENANT = _env_int("RETENTION_AUDIT_ROWS_PER_TENANT", 100_000)
 # Records: a query's filters stay few (each is a JSON key lookup), and a tenant's storage is bounded
 # per record and in total (sizes are compact UTF-8 JSON bytes of the record's data).
 RECORDS_QUERY_MAX_WHERE_KEYS = _env_int("RECORDS_QUERY_MAX_WHERE_KEYS", 20)
@@ -423,6 +439,7 @@ TASK_MAX_QUEUED_PER_TENANT = _env_int("TASK_MAX_QUEUED_PER_TENANT", 20)
 TASK_QUEUE_SECONDS = _env_int("TASK_QUEUE_SECONDS", 600)
 TASK_RESULT_WAIT_SECONDS = _env_float("TASK_RESULT_WAIT_SECONDS", 30.0)
 TASK_MAX_RESULT_BYTES = _env_int("TASK_MAX_RESULT_BYTES", 1024 * 1024)
+TASK_RESULT_QUOTA_BYTES = _env_int("TASK_RESULT_QUOTA_BYTES", 64 * 1024 * 1024)
 TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
 TASK_TENANT_SHARE = _env_int("TASK_TENANT_SHARE", max(1, TASK_IN_PROCESS_WORKERS // 2))
 TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
@@ -442,6 +459,17 @@ MCP_CONFIRM_SECONDS = _env_float("MCP_CONFIRM_SECONDS", 300.0)
 OAUTH_ACCESS_TOKEN_SECONDS = _env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
 OAUTH_REFRESH_TOKEN_DAYS = _env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
 OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("OAUTH_CIMD_ALLOW_LOOPBACK", DEBUG)
+# Open registration is bounded: the document's size, its redirect URIs (count and length, for
+# metadata documents too), registrations per source address an hour, and a registered client that
+# never completed a grant is deleted after OAUTH_UNUSED_CLIENT_HOURS (manage.py purge_expired).
+# A metadata document's fetch has one deadline in all (CIMD_FETCH_TIMEOUT_SECONDS, however slowly
+# the server drips), and at most OAUTH_CIMD_FETCHES_PER_HOST run at once for one host.
+OAUTH_REGISTRATION_MAX_BYTES = _env_int("OAUTH_REGISTRATION_MAX_BYTES", 16 * 1024)
+OAUTH_CLIENT_MAX_REDIRECT_URIS = _env_int("OAUTH_CLIENT_MAX_REDIRECT_URIS", 10)
+OAUTH_REDIRECT_URI_MAX_LENGTH = _env_int("OAUTH_REDIRECT_URI_MAX_LENGTH", 2000)
+OAUTH_REGISTRATIONS_PER_HOUR = _env_int("OAUTH_REGISTRATIONS_PER_HOUR", 20)
+OAUTH_UNUSED_CLIENT_HOURS = _env_int("OAUTH_UNUSED_CLIENT_HOURS", 24)
+OAUTH_CIMD_FETCHES_PER_HOST = _env_int("OAUTH_CIMD_FETCHES_PER_HOST", 2)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/accounts/"
 # A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a

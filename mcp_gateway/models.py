@@ -88,6 +88,7 @@ class ToolTask(TenantOwned):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.WORKING)
     status_message = models.CharField(max_length=500, blank=True)
     result = models.JSONField(null=True, blank=True)  # the CallToolResult, as on the wire
+    result_bytes = models.PositiveIntegerField(default=0)  # its size, against the tenant's quota
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -8,9 +8,15 @@ without it crossing the network in clear.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
+from django.conf import settings
+from django.utils import timezone
+from oauth2_provider.models import get_application_model
+
 from oauth.exceptions import OAuthError, RedirectUriRefused
+from oauth.models import Connection
 
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
 GRANT_TYPES = {"authorization_code", "refresh_token"}
@@ -29,9 +35,12 @@ class RegistrationRefused(OAuthError):
 
 
 def check_redirect_uri(uri: object) -> None:
-    """Raises: RedirectUriRefused: not https, nor http on a loopback address; or has a fragment."""
+    """Raises: RedirectUriRefused: not https, nor http on a loopback address; has a fragment; too long."""
     if not isinstance(uri, str):
-        raise RedirectUriRefused(str(uri), "must be a string")
+        raise RedirectUriRefused(str(uri)[:100], "must be a string")
+    limit = settings.OAUTH_REDIRECT_URI_MAX_LENGTH
+    if len(uri) > limit:
+        raise RedirectUriRefused(uri[:100] + "...", f"is {len(uri)} characters, over the {limit} allowed")
     parts = urlsplit(uri)
     if parts.fragment or "#" in uri:
         raise RedirectUriRefused(uri, "must not have a fragment")
@@ -71,5 +80,26 @@ def check_client_metadata(metadata: dict, *, default_auth_method: str) -> None:
     redirect_uris = _string_list(metadata, "redirect_uris", [])
     if not redirect_uris:
         raise RegistrationRefused("redirect_uris", "at least one is required")
+    if len(redirect_uris) > settings.OAUTH_CLIENT_MAX_REDIRECT_URIS:
+        raise RegistrationRefused(
+            "redirect_uris", f"{len(redirect_uris)} given, at most {settings.OAUTH_CLIENT_MAX_REDIRECT_URIS}"
+        )
     for uri in redirect_uris:
         check_redirect_uri(uri)
+
+
+def purge_unused_clients(now: datetime | None = None) -> int:
+    """Delete clients that registered themselves (registration or a metadata document) more than
+    OAUTH_UNUSED_CLIENT_HOURS ago and never completed a grant (no connection); the number deleted.
+
+    Registration is open to anyone, so a client nobody signed in with is only stored bytes. One that
+    comes back registers again (claude.ai and ChatGPT do on a refused client id).
+    """
+    application = get_application_model()
+    since = (now or timezone.now()) - timedelta(hours=settings.OAUTH_UNUSED_CLIENT_HOURS)
+    unused = application.objects.filter(
+        registration_source__in=[application.RegistrationSource.DCR, application.RegistrationSource.CIMD],
+        created__lt=since,
+    ).exclude(pk__in=Connection.all_tenants.values("application_id"))
+    _, by_model = unused.delete()  # with their pending codes and tokens
+    return by_model.get(application._meta.label, 0)

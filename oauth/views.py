@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from oauth2_provider.views import DynamicClientRegistrationManagementView, DynamicClientRegistrationView
 
+from oauth import throttle
 from oauth.access import MCP_SCOPE
 from oauth.clients import AUTH_METHODS, check_client_metadata
 from oauth.exceptions import OAuthError, OriginNotConfigured
@@ -65,8 +67,16 @@ def authorization_server_metadata(request: HttpRequest) -> JsonResponse:
     return response
 
 
+def _refused_metadata(description: str) -> JsonResponse:
+    return JsonResponse({"error": "invalid_client_metadata", "error_description": description}, status=400)
+
+
 def _policy_refusal(request: HttpRequest) -> JsonResponse | None:
-    """400 ``invalid_client_metadata`` for a JSON body outside the platform's client policy."""
+    """400 ``invalid_client_metadata`` for a body over OAUTH_REGISTRATION_MAX_BYTES or a JSON body
+    outside the platform's client policy."""
+    size, limit = len(request.body), settings.OAUTH_REGISTRATION_MAX_BYTES
+    if size > limit:
+        return _refused_metadata(f"the registration document is {size} bytes, over the {limit} allowed")
     try:
         metadata = json.loads(request.body)
     except ValueError:
@@ -76,8 +86,27 @@ def _policy_refusal(request: HttpRequest) -> JsonResponse | None:
     try:
         check_client_metadata(metadata, default_auth_method="client_secret_basic")
     except OAuthError as err:
-        return JsonResponse({"error": "invalid_client_metadata", "error_description": str(err)}, status=400)
+        return _refused_metadata(str(err))
     return None
+
+
+def _registration_throttled(request: HttpRequest) -> JsonResponse | None:
+    """429 when this source registered OAUTH_REGISTRATIONS_PER_HOUR clients within the hour."""
+    over = throttle.hit("register", throttle.source_of(request), settings.OAUTH_REGISTRATIONS_PER_HOUR, 3600)
+    if over is None:
+        return None
+    response = JsonResponse(
+        {
+            "error": "too_many_requests",
+            "error_description": (
+                f"at most {over.limit} client registrations an hour from one address; "
+                f"retry in {over.retry_after} s"
+            ),
+        },
+        status=429,
+    )
+    response["Retry-After"] = str(over.retry_after)
+    return response
 
 
 class RegistrationView(DynamicClientRegistrationView):
@@ -85,7 +114,8 @@ class RegistrationView(DynamicClientRegistrationView):
     the platform's policy: authorization code only, https or loopback redirect URIs."""
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        return _policy_refusal(request) or super().post(request, *args, **kwargs)
+        refused = _policy_refusal(request) or _registration_throttled(request)
+        return refused or super().post(request, *args, **kwargs)
 
 
 class RegistrationManagementView(DynamicClientRegistrationManagementView):

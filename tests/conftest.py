@@ -13,6 +13,15 @@ from tenants.models import ApiToken, Membership, Tenant
 _seq = itertools.count(1)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Anonymous endpoints count attempts per source address in the cache (oauth/throttle.py); every
+    test client comes from 127.0.0.1, so each test starts with no attempts counted."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def make_tenant(db):
     def make(slug: str | None = None, **kwargs) -> Tenant:

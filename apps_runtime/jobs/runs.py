@@ -19,7 +19,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps_runtime.jobs.queue import send_on_commit
-from apps_runtime.models import HandlerError, JobRun
+from apps_runtime.models import JobRun
+from apps_runtime.retention import record_handler_error
 from core.error_ids import new_error_id
 
 logger = logging.getLogger("apps_runtime.jobs")
@@ -108,7 +109,7 @@ def claim(run: JobRun, *, version_number: int, timeout_ms: int) -> bool:
 def _record_error(run: JobRun, kind: str, detail: str, logs: str = "") -> str:
     """Keep a failure that has no error id yet under a new one, for the tenant's admins."""
     error_id = new_error_id()
-    HandlerError.objects.create(
+    record_handler_error(
         tenant_id=run.tenant_id,
         app_id=run.app_id,
         version_number=run.version_number,

@@ -57,8 +57,8 @@ def execute_task(task_id: str) -> ToolTask | None:
         logger.info("Task %s was started, cancelled or purged by someone else", task_id)
         return task
     result = _run(task, task_store.caller_from_snapshot(task.tenant_id, task.caller))
-    wire = _bounded(result.model_dump(by_alias=True, mode="json", exclude_none=True))
-    if not task_store.finish(task, wire, failed=bool(wire.get("isError"))):
+    wire, size = _bounded(task, result.model_dump(by_alias=True, mode="json", exclude_none=True))
+    if not task_store.finish(task, wire, size, failed=bool(wire.get("isError"))):
         logger.info("Task %s ended after it was cancelled or declared lost: its result is dropped", task_id)
     return task
 
@@ -93,13 +93,22 @@ def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
         return error_result(str(err))
 
 
-def _bounded(wire: dict) -> dict:
+def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int]:
+    """The result a task keeps and its size: the run's own, or an error saying why it is not kept
+    (over TASK_MAX_RESULT_BYTES, or over what the tenant's kept results may hold in all)."""
     size = len(json.dumps(wire, ensure_ascii=False).encode())
     limit = settings.TASK_MAX_RESULT_BYTES
-    if size <= limit:
-        return wire
-    message = f"The tool's result is {size} bytes, over the {limit} bytes a task keeps"
-    return error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+    if size > limit:
+        message = f"The tool's result is {size} bytes, over the {limit} bytes a task keeps"
+    elif size + task_store.kept_result_bytes(task.tenant) > settings.TASK_RESULT_QUOTA_BYTES:
+        message = (
+            f"The tool's result is {size} bytes, and this workspace's kept task results would pass "
+            f"{settings.TASK_RESULT_QUOTA_BYTES} bytes: fetch or let older results expire, and call again"
+        )
+    else:
+        return wire, size
+    refused = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+    return refused, len(json.dumps(refused, ensure_ascii=False).encode())
 
 
 def audit_lost(task: ToolTask) -> None:

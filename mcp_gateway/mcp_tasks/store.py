@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
@@ -196,12 +196,19 @@ def claim(task: ToolTask, timeout_ms: int) -> bool:
     return bool(claimed)
 
 
-def finish(task: ToolTask, result: dict, *, failed: bool) -> bool:
-    """Record the run's result; False when the task was cancelled (or declared lost) meanwhile."""
+def kept_result_bytes(tenant: Tenant) -> int:
+    """Bytes of the results the tenant's tasks still keep (until they expire)."""
+    kept = ToolTask.objects.for_tenant(tenant).filter(expires_at__gt=timezone.now())
+    return kept.aggregate(total=Sum("result_bytes"))["total"] or 0
+
+
+def finish(task: ToolTask, result: dict, size: int, *, failed: bool) -> bool:
+    """Record the run's result (``size`` bytes); False when the task was cancelled (or declared lost)
+    meanwhile."""
     status = Status.FAILED if failed else Status.COMPLETED
     now = timezone.now()
     done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at=task.started_at).update(
-        status=status, result=result, status_message="", updated_at=now, deadline=None
+        status=status, result=result, result_bytes=size, status_message="", updated_at=now, deadline=None
     )
     if done:
         task.status, task.result, task.updated_at, task.deadline = status, result, now, None

@@ -37,7 +37,7 @@ def test_progress_is_written_at_most_once_a_second_while_the_task_works(acme, ma
     now[0] += 1.0
     events.progress(3, 10, "a second later")
     assert message() == "3/10: a second later"
-    task_store.finish(task, {"content": []}, failed=False)
+    task_store.finish(task, {"content": []}, 15, failed=False)
     now[0] += 5
     events.progress(4, 10, "after the end")
     assert message() == ""

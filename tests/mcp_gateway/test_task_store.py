@@ -38,7 +38,7 @@ def test_a_run_ending_after_a_cancel_does_not_overwrite_it(acme, caller):
     task = make(acme, who)
     task_store.claim(task, 1000)
     task_store.cancel(acme, who, task.task_id)
-    assert task_store.finish(task, {"content": []}, failed=False) is False
+    assert task_store.finish(task, {"content": []}, 15, failed=False) is False
     assert ToolTask.all_tenants.get(pk=task.pk).status == "cancelled"
     with pytest.raises(TaskFinished):
         task_store.cancel(acme, who, task.task_id)

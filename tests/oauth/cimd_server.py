@@ -76,7 +76,9 @@ class DocumentServer:
 
     def __init__(self, folder: Path):
         self.documents: dict[str, bytes] = {}
+        self.drips: dict[str, float] = {}  # path -> seconds between the bytes of its body
         self.requests: list[str] = []
+        self.stop = threading.Event()
         self.ca_file, cert, key = make_certificates(folder)
         server = self
 
@@ -91,7 +93,18 @@ class DocumentServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                interval = server.drips.get(self.path)
+                if interval is None:
+                    self.wfile.write(body)
+                    return
+                for byte in body:  # a slow server: one byte at a time, until the client gives up
+                    if server.stop.wait(interval):
+                        return
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:
+                        return
 
             def log_message(self, *args) -> None:
                 pass
@@ -131,6 +144,7 @@ def document_server(folder: Path):
     try:
         yield server
     finally:
+        server.stop.set()
         server.httpd.shutdown()
         server.httpd.server_close()
         thread.join(timeout=10)

@@ -1,6 +1,7 @@
 """Dynamic client registration (RFC 7591) under the platform's client policy."""
 
 import pytest
+from oauth2_provider.models import Application
 
 from tests.oauth.flow import REDIRECT_URI
 
@@ -82,3 +83,36 @@ def test_a_registration_update_meets_the_same_policy(client):
         HTTP_AUTHORIZATION=f"Bearer {registered['registration_access_token']}",
     )
     assert response.status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_registration_document_with_hundreds_of_long_redirect_uris_is_refused(client):
+    """Issue 26 item 4: 400 redirect URIs of 2 KB each were accepted (810 KB stored)."""
+    long_uri = "https://client.example/" + "a" * 2048
+    too_long = _register(client, redirect_uris=[long_uri])
+    assert too_long.status_code == 400 and "over the 2000 allowed" in too_long.json()["error_description"]
+    many = _register(client, redirect_uris=[f"https://client.example/cb{n}" for n in range(11)])
+    assert many.status_code == 400 and "11 given, at most 10" in many.json()["error_description"]
+    huge = _register(client, redirect_uris=[long_uri] * 400)
+    assert huge.status_code == 400
+    assert "over the 16384 allowed" in huge.json()["error_description"]
+    assert len(huge.content) < 300  # the refusal does not echo the document
+    assert not Application.objects.exists()
+
+
+@pytest.mark.django_db
+def test_registrations_from_one_address_are_limited_per_hour(client, settings):
+    settings.OAUTH_REGISTRATIONS_PER_HOUR = 3
+    assert [_register(client).status_code for _ in range(3)] == [201] * 3
+    refused = _register(client)
+    assert refused.status_code == 429
+    assert refused.json()["error"] == "too_many_requests"
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+    assert Application.objects.count() == 3
+    other = client.post(
+        "/oauth/register/",
+        {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        content_type="application/json",
+        REMOTE_ADDR="198.51.100.7",
+    )
+    assert other.status_code == 201  # another address is counted apart

@@ -1,0 +1,41 @@
+"""Bounded storage of the runtime's records: handler errors and finished job runs.
+
+A failing handler leaves an error record (up to 16 KiB of trace and 64 KiB of logs): a tenant keeps
+at most ``RETENTION_ERRORS_PER_TENANT`` of them, the oldest going as new ones come, and none past
+``RETENTION_ERROR_DAYS``. Finished job runs go after ``RETENTION_JOB_RUN_DAYS``, and a tenant keeps
+at most ``RETENTION_JOB_RUNS_PER_TENANT`` finished runs (queued and running ones are never purged).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+
+from apps_runtime.models import HandlerError, JobRun
+from core.retention import cutoff, keep_newest
+
+FINISHED = (JobRun.Status.SUCCEEDED, JobRun.Status.FAILED, JobRun.Status.TIMED_OUT)
+
+
+def record_handler_error(**fields) -> HandlerError:
+    """Keep a handler failure for the tenant's admins, within the tenant's cap on error records."""
+    error = HandlerError.objects.create(**fields)
+    keep_newest(HandlerError.objects.for_tenant(error.tenant_id), settings.RETENTION_ERRORS_PER_TENANT)
+    return error
+
+
+def purge(tenant_ids: list[int], now: datetime | None = None) -> dict[str, int]:
+    """Delete error records and finished runs past their retention or over their tenant's cap."""
+    errors, _ = HandlerError.all_tenants.filter(
+        created_at__lt=cutoff(settings.RETENTION_ERROR_DAYS, now)
+    ).delete()
+    old_runs = JobRun.all_tenants.filter(status__in=FINISHED)
+    runs, _ = old_runs.filter(finished_at__lt=cutoff(settings.RETENTION_JOB_RUN_DAYS, now)).delete()
+    for tenant_id in tenant_ids:
+        errors += keep_newest(
+            HandlerError.objects.for_tenant(tenant_id), settings.RETENTION_ERRORS_PER_TENANT
+        )
+        finished = JobRun.objects.for_tenant(tenant_id).filter(status__in=FINISHED)
+        runs += keep_newest(finished, settings.RETENTION_JOB_RUNS_PER_TENANT)
+    return {"handler_errors": errors, "job_runs": runs}
