@@ -16,6 +16,7 @@ BUILTIN_TOOLS = (
     "records_create",
     "records_update",
     "records_delete",
+    "search_tools",
 )
 
 HASH_DIGITS = 8

@@ -30,6 +30,15 @@ class TenantAdminForm(forms.ModelForm):
             initial = current.get(key, spec.default)
             if spec.is_switch:
                 field = forms.BooleanField(label=key, required=False, initial=initial, help_text=spec.help)
+            elif spec.is_choice:
+                # Left empty: unchanged.
+                field = forms.ChoiceField(
+                    label=key,
+                    required=False,
+                    choices=[("", "---------"), *((c, c) for c in spec.choices)],
+                    initial=initial,
+                    help_text=spec.help,
+                )
             elif spec.is_object:
                 # JSON text; left empty: none.
                 field = forms.CharField(
@@ -60,7 +69,11 @@ class TenantAdminForm(forms.ModelForm):
 
     def setting_values(self) -> dict[str, SettingValue]:
         values = {key: self.cleaned_data[f"setting_{key}"] for key in SETTINGS}
-        return {key: value for key, value in values.items() if value is not None or SETTINGS[key].is_object}
+        return {
+            key: value
+            for key, value in values.items()
+            if value not in (None, "") or (value is None and SETTINGS[key].is_object)
+        }
 
 
 class MembershipAdminForm(forms.ModelForm):

@@ -2,8 +2,8 @@
 
 Stored as a JSON object on the tenant, so adding a setting needs no migration; unknown keys are
 refused, so a typo can never silently leave a setting at its default. A setting is a switch (a JSON
-boolean), a bounded integer, or a JSON object checked by a rule of its own (``null`` when unset); each
-spec's ``clean`` is the one rule every edge goes through.
+boolean), a bounded integer, one of a few words (a choice), or a JSON object checked by a rule of its
+own (``null`` when unset); each spec's ``clean`` is the one rule every edge goes through.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from tenants.exceptions import InvalidValue, UnknownSetting
 from tenants.rate_limit_rule import EXAMPLE, rate_limit_messages
 
-SettingValue = bool | int | dict | None
+SettingValue = bool | int | str | dict | None
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class SettingSpec:
     maximum: int | None = None
     # Object settings only: what is wrong with a value (nothing when it is valid).
     object_problems: Callable[[object], list[str]] | None = None
+    # Choice settings only: the words accepted (the default is one of them).
+    choices: tuple[str, ...] | None = None
 
     @property
     def is_switch(self) -> bool:
@@ -37,18 +39,26 @@ class SettingSpec:
     def is_object(self) -> bool:
         return self.object_problems is not None
 
-    def clean(self, value: object) -> SettingValue:
-        """``value`` if it is a JSON boolean (a switch) or an integer in range; else ``InvalidValue``.
+    @property
+    def is_choice(self) -> bool:
+        return self.choices is not None
 
-        ``"yes"``, ``"on"``, ``0`` for a switch and ``"5"`` or ``5.0`` for an integer are refused, so
-        the API, the admin, the console and the command agree.
+    def clean(self, value: object) -> SettingValue:
+        """``value`` if it is a JSON boolean (a switch), an integer in range or one of the choices;
+        else ``InvalidValue``.
+
+        ``"yes"``, ``"on"``, ``0`` for a switch, ``"5"`` or ``5.0`` for an integer and ``"Search"`` for
+        a choice are refused, so the API, the admin, the console and the command agree.
         """
         if self.is_object:
             problems = self.object_problems(value) if value is not None else []
             if not problems:
                 return value
             raise InvalidValue(self.key, value, "; ".join(problems) + "; or null for none")
-        if self.is_switch:
+        if self.is_choice:
+            if isinstance(value, str) and value in self.choices:
+                return value
+        elif self.is_switch:
             if isinstance(value, bool):
                 return value
         elif isinstance(value, int) and not isinstance(value, bool) and self.minimum <= value <= self.maximum:
@@ -59,6 +69,8 @@ class SettingSpec:
     def rule(self) -> str:
         if self.is_object:
             return "use a JSON object as the setting's help shows, or null for none"
+        if self.is_choice:
+            return "use one of " + ", ".join(self.choices)
         return (
             "use true or false" if self.is_switch else f"use an integer from {self.minimum} to {self.maximum}"
         )
@@ -90,6 +102,15 @@ SETTINGS: dict[str, SettingSpec] = {
             "confirmDestructiveTools",
             True,
             "Ask the user before tools marked confirm run; off, they run without asking.",
+        ),
+        SettingSpec(
+            "toolDiscovery",
+            "list",
+            "How MCP clients find app tools. list: tools/list offers every tool the caller may use, "
+            "plus search_tools. search: tools/list offers the built-in tools, search_tools and the tools "
+            "an app pins; the model finds the others with search_tools. Every tool stays callable by "
+            "name in both.",
+            choices=("list", "search"),
         ),
     )
 }
@@ -137,7 +158,10 @@ def parse_setting_text(key: str, text: str) -> SettingValue:
 
 
 def setting_text(value: SettingValue) -> str:
-    """A value as the command prints it and ``parse_setting_text`` reads it back: JSON."""
+    """A value as the command prints it and ``parse_setting_text`` reads it back: JSON, but a choice's
+    word as it is (``search``, not ``"search"``)."""
+    if isinstance(value, str):
+        return value
     return json.dumps(value, separators=(", ", ": "), sort_keys=True)
 
 

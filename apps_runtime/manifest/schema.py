@@ -40,6 +40,9 @@ ENUM_MAX_ITEMS = 100
 PROMPT_MESSAGES_MAX = 50
 PROMPT_ARGUMENTS_MAX = 20
 PROMPT_TEXT_MAX = 20_000
+# A tool's search keywords: enough for its synonyms, too few to stuff an index with.
+TOOL_KEYWORDS_MAX = 20
+TOOL_KEYWORD_MAX_CHARS = 60
 # A tool's output budget in estimated tokens: the range of the tenant setting that defaults it.
 MAX_OUTPUT_TOKENS_MIN = setting_spec("maxOutputTokens").minimum
 MAX_OUTPUT_TOKENS_MAX = setting_spec("maxOutputTokens").maximum
@@ -258,6 +261,26 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "description": (
                         "Ask the user to confirm (MCP elicitation) before the route runs; give it to "
                         "tools with destructiveHint true."
+                    ),
+                },
+                "keywords": {
+                    "type": "array",
+                    "maxItems": TOOL_KEYWORDS_MAX,
+                    "items": {"type": "string", "minLength": 1, "maxLength": TOOL_KEYWORD_MAX_CHARS},
+                    "title": "Search keywords",
+                    "description": (
+                        "Words and short phrases users say for what this tool does (synonyms, jargon), "
+                        "so search_tools finds it when a request shares no word with its description. "
+                        "Never sent to clients."
+                    ),
+                    "examples": [["bill", "charge a customer", "dunning"]],
+                },
+                "pinned": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": (
+                        "List this tool in tools/list even when the tenant's toolDiscovery setting is "
+                        "search (where unpinned app tools are found with search_tools)."
                     ),
                 },
                 "annotations": {

@@ -3,9 +3,9 @@
 The SDK checks every result against the protocol version's schema before sending it, about 2 ms
 per 100 tools; a tenant of 5,000 tools pays that on each of its 50 pages, on every listing. A page
 depends only on the tenant's catalog (one state version), on what the caller's view of it depends
-on (``catalog.view_key``), on the cursor, on the protocol version and on the page size. So the
-first answer of each is kept, already checked and shaped, with the catalog, and goes when the
-tenant's state moves on.
+on (``catalog.view_key``), on the tenant's ``toolDiscovery`` mode, on the cursor, on the protocol
+version and on the page size. So the first answer of each is kept, already checked and shaped, with
+the catalog, and goes when the tenant's state moves on.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def _page_key(ctx: ServerRequestContext, gw: GatewayRequest) -> tuple | None:
     if cursor is not None and not isinstance(cursor, str):
         return None  # the SDK refuses it as invalid params: nothing to keep
     view = view_key(gw.caller, app_tools=gw.tenant.setting("customAppsMcpTools"))
-    return (view, cursor, ctx.protocol_version, settings.MCP_PAGE_SIZE)
+    discovery = gw.tenant.setting("toolDiscovery")
+    return (view, discovery, cursor, ctx.protocol_version, settings.MCP_PAGE_SIZE)
 
 
 def sdk_would_serve(ctx: ServerRequestContext, method: str) -> bool:

@@ -26,7 +26,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import GatewayRequest, gateway_request
-from mcp_gateway.tools.calls import visible_tools
+from mcp_gateway.tools.catalog import listed_tools
 from tenants.callers import Caller, caller_for
 from tenants.models import ApiToken, Tenant
 
@@ -42,7 +42,7 @@ class _Watch:
 
 def shown_tools(tenant: Tenant, caller: Caller) -> list[types.Tool]:
     """Exactly what tools/list shows this caller now."""
-    return [entry.tool for entry in visible_tools(tenant, caller)]
+    return [entry.tool for entry in listed_tools(tenant, caller)]
 
 
 def _tools_now(tenant: Tenant, token_id: int | None) -> list[types.Tool] | None:

@@ -36,6 +36,7 @@ from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import resources
 from mcp_gateway.tools.catalog import cached_catalog
 from mcp_gateway.tools.links import remember_call_origin
+from mcp_gateway.tools.tool_search import wire_version
 
 logger = logging.getLogger("mcp_gateway.protocol.server")
 Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
@@ -116,6 +117,8 @@ def build_server(notifier: Notifier) -> GatewayServer:
             confirmation = await confirm_call(ctx, gw, params)
             if isinstance(confirmation, types.InputRequiredResult):
                 return confirmation  # a 2026-07-28 client asks its user, then retries the call
+            # search_tools returns tools/list entries shaped for this client's protocol version.
+            wire_version.set(ctx.protocol_version)
             return await in_thread(
                 tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments, confirmation
             )

@@ -23,6 +23,7 @@ class BuiltinSpec:
     description: str
     build_input_schema: Callable[[], dict]
     annotations: dict
+    output_schema: dict | None = None
 
     @property
     def input_schema(self) -> dict:
@@ -69,6 +70,45 @@ def _records_query_schema() -> dict:
         ["app", "collection"],
     )
 
+
+SEARCH_TOOLS = "search_tools"
+SEARCH_LIMIT_MAX = 20
+SEARCH_LIMIT_DEFAULT = 5
+SEARCH_QUERY_MAX_CHARS = 1000
+
+_SEARCH_INPUT = _object(
+    {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SEARCH_QUERY_MAX_CHARS,
+            "description": "What the user wants done, in their own words.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": SEARCH_LIMIT_MAX,
+            "default": SEARCH_LIMIT_DEFAULT,
+            "description": "Most tools to return.",
+        },
+    },
+    ["query"],
+)
+# Not closed (no additionalProperties: false): a result over the output budget gains "truncated".
+_SEARCH_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "tools": {
+            "type": "array",
+            "description": "Matching tools, best first, each exactly as tools/list describes it.",
+            "items": {"type": "object"},
+        },
+        "canSatisfyIntent": {"type": "boolean"},
+        "summary": {"type": "string"},
+        "nextSteps": {"type": "string"},
+    },
+    "required": ["tools", "canSatisfyIntent", "summary", "nextSteps"],
+}
 
 BUILTIN_SPECS: tuple[BuiltinSpec, ...] = (
     BuiltinSpec(
@@ -120,5 +160,15 @@ BUILTIN_SPECS: tuple[BuiltinSpec, ...] = (
         "Delete a record of a collection by its id. This cannot be undone.",
         partial(_object, {"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
         {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
+    ),
+    BuiltinSpec(
+        SEARCH_TOOLS,
+        "Search tools",
+        "Find the tools of this workspace that can do what the user asks, best first, described as "
+        "tools/list describes them. Use it when no listed tool fits: then call the tool it returns by "
+        "its name.",
+        lambda: _SEARCH_INPUT,
+        {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+        _SEARCH_OUTPUT,
     ),
 )

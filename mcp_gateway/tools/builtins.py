@@ -1,4 +1,4 @@
-"""The built-in tools: records of the tenant's apps, with the caller's permissions."""
+"""The built-in tools: records of the tenant's apps, with the caller's permissions, and tool search."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from apps_runtime.dispatch import load_app
 from apps_runtime.exceptions import AppNotFound
 from apps_runtime.models import App
 from apps_runtime.records import RecordsScope
+from mcp_gateway.tools.tool_search import search_tools
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -77,4 +78,5 @@ BUILTINS: dict[str, Callable[[Tenant, Caller, dict], Any]] = {
     "records_create": records_create,
     "records_update": records_update,
     "records_delete": records_delete,
+    "search_tools": search_tools,
 }

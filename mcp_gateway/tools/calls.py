@@ -17,7 +17,7 @@ from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS
 from mcp_gateway.tools.call_events import running_call_events
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for
+from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
 from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
 from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
@@ -27,11 +27,8 @@ from tenants.callers import Caller
 from tenants.models import Tenant
 
 Outcome = ToolCallAudit.Outcome
+__all__ = ["call_tool", "list_tools", "resolve_tool", "visible_tools"]
 APP_TOOLS_OFF = "App tools are switched off for this tenant (setting customAppsMcpTools)."
-
-
-def visible_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
-    return catalog_for(tenant).visible(caller, app_tools=tenant.setting("customAppsMcpTools"))
 
 
 def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListToolsResult:
@@ -40,7 +37,7 @@ def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.List
     Raises:
         InvalidCursor: a cursor this server did not issue.
     """
-    page, next_cursor = page_of(visible_tools(tenant, caller), "o", cursor)
+    page, next_cursor = page_of(listed_tools(tenant, caller), "o", cursor)
     return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=next_cursor)
 
 

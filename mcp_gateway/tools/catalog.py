@@ -21,13 +21,16 @@ from apps_runtime.deploy import builtin_wire_names
 from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
-from mcp_gateway.tools.builtin_specs import BUILTIN_SPECS
+from mcp_gateway.tools.builtin_specs import BUILTIN_SPECS, SEARCH_TOOLS
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
+from mcp_gateway.tools.search_index import SearchIndex
 from tenants.callers import Caller
 from tenants.models import Tenant
 from tenants.rate_limit_rule import RateLimit
 
 T = TypeVar("T")
+# The toolDiscovery value that lists only built-ins and pinned tools.
+SEARCH_MODE = "search"
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,12 @@ class CatalogEntry:
     rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
     task_support: str | None = None  # "optional" or "required" (the manifest's "task"), else None
     confirm: bool = False  # ask the user before the route runs (manifest option "confirm")
+    # For search_tools and toolDiscovery (manifest options "keywords", "pinned"; the app's title).
+    tool_name: str | None = None
+    keywords: tuple[str, ...] = ()
+    pinned: bool = False
+    app_title: str = ""
+    app_description: str = ""
 
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
@@ -85,6 +94,17 @@ class TenantCatalog:
     def __post_init__(self) -> None:
         self.by_name = {entry.wire_name: entry for entry in self.entries}
 
+    @property
+    def search_index(self) -> SearchIndex:
+        """The tenant's tools indexed for search_tools: built on the first search of this state.
+
+        It goes with the catalog, so a deploy, a rollback or a role change (each moves the tenant's
+        state) is searched at once in every process, and a deploy itself pays nothing for it.
+        """
+        return self.derived(
+            "search_index", lambda: SearchIndex([e for e in self.entries if e.builtin != SEARCH_TOOLS])
+        )
+
     def derived(self, key: str, build: Callable[[], T]) -> T:
         """The catalog ``key`` of this tenant state (resources, prompts), built by ``build`` once.
 
@@ -106,6 +126,20 @@ class TenantCatalog:
                 self._views.clear()
             self._views[key] = found
         return found
+
+
+def visible_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
+    """Every tool ``caller`` may see and call now: the one per-caller rule of tools/list and search_tools."""
+    return catalog_for(tenant).visible(caller, app_tools=tenant.setting("customAppsMcpTools"))
+
+
+def listed_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
+    """What tools/list offers ``caller``: all of ``visible_tools``, or in the tenant's ``search`` mode of
+    ``toolDiscovery`` only the built-ins and the tools an app pins (the others stay callable by name)."""
+    visible = visible_tools(tenant, caller)
+    if tenant.setting("toolDiscovery") != SEARCH_MODE:
+        return visible
+    return [e for e in visible if e.builtin is not None or e.pinned]
 
 
 def view_key(caller: Caller, *, app_tools: bool) -> tuple:
@@ -149,6 +183,11 @@ def _app_entry(row: Tool) -> CatalogEntry:
         max_output_tokens=d.get("maxOutputTokens"),
         rate_limit=RateLimit.from_json(d["rateLimit"]) if d.get("rateLimit") else None,
         confirm=d.get("confirm") is True,
+        tool_name=row.name,
+        keywords=tuple(d.get("keywords") or ()),
+        pinned=d.get("pinned") is True,
+        app_title=d.get("appTitle") or "",
+        app_description=d.get("appDescription") or "",
     )
 
 
@@ -165,6 +204,7 @@ def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:
                     title=spec.title,
                     description=spec.description,
                     input_schema=spec.input_schema,
+                    output_schema=spec.output_schema,
                     annotations=_annotations(spec.annotations),
                 ),
                 read_only=spec.annotations.get("readOnlyHint") is True,

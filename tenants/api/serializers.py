@@ -106,6 +106,10 @@ class IntegerSettingField(_SettingRule, serializers.IntegerField):
     """A bounded integer: a JSON integer in range only."""
 
 
+class ChoiceSettingField(_SettingRule, serializers.ChoiceField):
+    """One of the setting's words, exactly as written."""
+
+
 class ObjectSettingField(_SettingRule, serializers.JSONField):
     """A JSON object checked by the setting's own rule, or null for none."""
 
@@ -113,6 +117,8 @@ class ObjectSettingField(_SettingRule, serializers.JSONField):
 def setting_field(spec: SettingSpec) -> serializers.Field:
     if spec.is_switch:
         return SwitchSettingField(required=False, help_text=spec.help)
+    if spec.is_choice:
+        return ChoiceSettingField(choices=list(spec.choices), required=False, help_text=spec.help)
     if spec.is_object:
         return ObjectSettingField(required=False, allow_null=True, help_text=spec.help)
     return IntegerSettingField(

@@ -60,6 +60,7 @@ def test_a_bad_setting_is_a_form_error(signed_in, acme, data):
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,
         "mcpServer": True,
+        "toolDiscovery": "list",
         "toolRateLimit": None,
     }
 

@@ -35,7 +35,7 @@ def test_the_tools_page_lists_every_tool_with_wire_name_annotations_and_reach(si
     assert "<code>acme_cases_find_case</code>" in body
     assert "members with any of: case_reader, case_writer" in body
     assert "<code>readOnlyHint</code>: true" in body
-    assert "14 tools" in body
+    assert "15 tools" in body
 
 
 def test_the_tools_page_marks_the_tools_that_ask_the_user_first(signed_in, acme, deploy):
@@ -101,11 +101,11 @@ def test_the_preview_shows_the_effect_of_switching_app_tools(signed_in, acme, de
     deploy(acme)
     client = signed_in("admin")
     body = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"}).content.decode()
-    assert "Switched off, this caller would get 6 tools" in body
+    assert "Switched off, this caller would get 7 tools" in body
     actions.set_tenant_setting(acme, "customAppsMcpTools", False, acting_user=None)
     response = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"})
-    assert "Switched on, it would get 14 tools" in response.content.decode()
-    assert len(preview_json(response)) == 6
+    assert "Switched on, it would get 15 tools" in response.content.decode()
+    assert len(preview_json(response)) == 7
 
 
 def test_the_preview_warns_when_the_endpoint_is_off(signed_in, acme):

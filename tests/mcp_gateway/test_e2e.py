@@ -21,7 +21,10 @@ BUILTINS = [
     "acme_records_create",
     "acme_records_update",
     "acme_records_delete",
+    "acme_search_tools",
 ]
+# What a read-only token keeps of them.
+READ_ONLY_BUILTINS = [*BUILTINS[:3], "acme_search_tools"]
 READ_TOOLS = ["acme_cases_find_case", "acme_cases_get_case"]
 USER_TOOLS = ["acme_cases_fail_status", "acme_cases_boom", "acme_cases_listing", "acme_cases_bad_output"]
 
@@ -95,7 +98,7 @@ def call_error(url, raw, name, arguments):
         ),
         ("member", False, BUILTINS + ["acme_cases_echo"] + USER_TOOLS),
         ("root", False, BUILTINS + READ_TOOLS + ["acme_cases_create_case", "acme_cases_echo"] + USER_TOOLS),
-        ("writer", True, BUILTINS[:3] + READ_TOOLS + USER_TOOLS),
+        ("writer", True, READ_ONLY_BUILTINS + READ_TOOLS + USER_TOOLS),
     ],
 )
 def test_each_caller_lists_only_the_tools_they_may_use(mcp_url, token, username, read_only, expected):
@@ -114,7 +117,7 @@ def test_the_listing_is_in_a_fixed_order_and_carries_the_descriptors(mcp_url, to
 
     first, second = run(main)
     assert [t.name for t in first] == [t.name for t in second]
-    assert [t.name for t in first][:6] == BUILTINS
+    assert [t.name for t in first][: len(BUILTINS)] == BUILTINS
     find = next(t for t in first if t.name == "acme_cases_find_case")
     assert find.title == "Find Case"
     assert find.description == "Test tool find_case that calls GET /cases/search."
@@ -256,7 +259,7 @@ def test_pagination_walks_every_page(mcp_url, token, settings):
 
     first, names = run(main)
     assert len(first.tools) == 4 and first.next_cursor
-    assert len(names) == len(set(names)) == 14
+    assert len(names) == len(set(names)) == 15
 
 
 def test_a_bad_cursor_is_invalid_params(mcp_url, token):

@@ -45,6 +45,7 @@ def test_settings_are_edited_in_the_tenant_form(admin_client, make_tenant):
         "customAppsMcpTools": False,
         "maxOutputTokens": 5000,
         "mcpServer": True,
+        "toolDiscovery": "list",
         "toolRateLimit": None,
     }
 

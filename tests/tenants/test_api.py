@@ -68,6 +68,7 @@ def test_admin_reads_and_patches_settings(api_client, acme, make_token):
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,
         "mcpServer": True,
+        "toolDiscovery": "list",
         "toolRateLimit": None,
     }
     assert api_client.get(SETTINGS_URL).json() == defaults

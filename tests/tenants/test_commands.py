@@ -120,7 +120,7 @@ def test_tenant_setting_lists_reads_and_sets(make_tenant):
     tenant = make_tenant("acme")
     assert run("tenant_setting", "acme") == (
         "confirmDestructiveTools true\ncustomAppsMcpTools true\nmaxOutputTokens 20000\nmcpServer true\n"
-        "toolRateLimit null\n"
+        "toolDiscovery list\ntoolRateLimit null\n"
     )
     assert run("tenant_setting", "acme", "mcpServer", "false") == "mcpServer false\n"
     assert run("tenant_setting", "acme", "mcpServer") == "mcpServer false\n"

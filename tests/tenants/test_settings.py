@@ -13,6 +13,7 @@ def test_settings_default_to_on(make_tenant):
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,
         "mcpServer": True,
+        "toolDiscovery": "list",
         "toolRateLimit": None,
     }
 

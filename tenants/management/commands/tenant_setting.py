@@ -9,7 +9,7 @@ from tenants.tenant_settings import parse_setting_text, setting_spec, setting_te
 
 
 class Command(TenantCommand):
-    help = "Show all tenant settings, one setting, or set one (true or false, an integer, or JSON)."
+    help = "Show all tenant settings, one setting, or set one (true or false, an integer, a word, or JSON)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
@@ -17,7 +17,8 @@ class Command(TenantCommand):
         parser.add_argument(
             "value",
             nargs="?",
-            help='true or false for a switch, an integer for a number, JSON such as {"calls": 60, "per": '
+            help="true or false for a switch, an integer for a number, list or search for toolDiscovery, "
+            'JSON such as {"calls": 60, "per": '
             '"minute"} or null for toolRateLimit',
         )
 

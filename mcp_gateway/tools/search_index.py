@@ -1,0 +1,190 @@
+"""Ranking a tenant's tools by what a user asks for: the engine behind the built-in ``search_tools``.
+
+Two signals, fused per query:
+
+- lexical: BM25 (``bm25s``) over each tool's words, English-stemmed (``PyStemmer``) with stop words
+  removed: its name and title (twice: they say what it is), the keywords its manifest declares (twice),
+  its description, its app's title and description, and its arguments' names and descriptions. A query
+  word the index does not know (a typo) is replaced by the closest known word of nearly the same
+  length and first letter, if one is close enough.
+- semantic: the cosine of WordLlama sentence vectors (``embeddings``) of the query and of the tool's
+  name, title, keywords and description, which lifts paraphrases that share no word with the tool.
+
+The index covers every tool of the tenant at one catalog state and knows nothing about callers: the
+caller's own visible tools (``catalog.visible_tools``, the list ``tools/list`` is made from) are the
+only candidates a query is ranked over, so a tool the caller may not use can never come back.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import bm25s
+import numpy as np
+import Stemmer
+
+from mcp_gateway.tools import embeddings
+
+if TYPE_CHECKING:  # the catalog builds this index; entries are only read here
+    from mcp_gateway.tools.catalog import CatalogEntry
+
+# Bounds on what one tool contributes, whatever its manifest holds: the index's size and build time.
+FIELD_MAX_CHARS = 600
+DOCUMENT_MAX_CHARS = 4000
+EMBEDDED_MAX_CHARS = 600
+MAX_ARGUMENTS = 40
+# Bounds on one query's work.
+QUERY_MAX_CHARS = 1000
+QUERY_MAX_WORDS = 32
+TYPO_MIN_CHARS = 4
+TYPO_CUTOFF = 0.8
+
+# Weight of the lexical score (BM25, scaled so the best candidate scores 1) against the cosine.
+LEXICAL_WEIGHT = 0.5
+# canSatisfyIntent: the best candidate shares a word with the query and its vectors agree this much,
+# or the vectors alone agree more.
+MATCH_COSINE = 0.25
+STRONG_COSINE = 0.5
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD = re.compile(r"[a-z][a-z]+")
+
+
+def words(text: str) -> str:
+    """``text`` with identifiers split into words: ``create_invoice`` and ``dueDate`` become two each."""
+    return _CAMEL.sub(" ", text).replace("_", " ").replace("-", " ")
+
+
+def _clip(text: str | None, limit: int = FIELD_MAX_CHARS) -> str:
+    return (text or "")[:limit]
+
+
+def _argument_text(schema: dict) -> str:
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return ""
+    parts = []
+    for name, spec in list(properties.items())[:MAX_ARGUMENTS]:
+        parts.append(words(str(name)))
+        if isinstance(spec, dict):
+            parts.append(_clip(str(spec.get("description") or spec.get("title") or ""), 200))
+    return " ".join(parts)
+
+
+def _name_text(entry: CatalogEntry) -> str:
+    if entry.builtin is not None:
+        return words(entry.builtin)
+    return words(f"{entry.app_name or ''} {entry.tool_name or ''}")
+
+
+def lexical_document(entry: CatalogEntry) -> str:
+    """The text BM25 indexes for ``entry`` (see the module docstring for what goes in, and why twice)."""
+    tool = entry.tool
+    head = " ".join([_name_text(entry), _clip(tool.title), _clip(" ; ".join(entry.keywords))])
+    parts = [
+        head,
+        head,
+        _clip(tool.description, 2000),
+        _clip(entry.app_title),
+        _clip(entry.app_description),
+        _argument_text(tool.input_schema),
+    ]
+    return " ".join(parts)[:DOCUMENT_MAX_CHARS]
+
+
+def semantic_document(entry: CatalogEntry) -> str:
+    """The text whose vector stands for ``entry``: what it is, in a few lines."""
+    tool = entry.tool
+    parts = [_clip(tool.title), _name_text(entry), ", ".join(entry.keywords), _clip(tool.description)]
+    return ". ".join(p for p in parts if p)[:EMBEDDED_MAX_CHARS]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A query's candidates, best first, and whether the best one plausibly does what was asked."""
+
+    entries: list[CatalogEntry]
+    can_satisfy: bool
+
+
+class SearchIndex:
+    """Every tool of one catalog state, indexed for ``rank``; built once, then read-only."""
+
+    def __init__(self, entries: Sequence[CatalogEntry]):
+        self.entries = list(entries)
+        self._position = {entry.wire_name: i for i, entry in enumerate(self.entries)}
+        self._stemmer = Stemmer.Stemmer("english")
+        corpus = [lexical_document(e) for e in self.entries]
+        tokens = bm25s.tokenize(
+            [words(text) for text in corpus], stemmer=self._stemmer, return_ids=False, show_progress=False
+        )
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(tokens, show_progress=False)
+        self._vocabulary = {word for doc in tokens for word in doc}
+        # Known words by first letter, for typo repair: a typo rarely changes the first letter.
+        surface: dict[str, set[str]] = {}
+        for word in _WORD.findall(words(" ".join(corpus)).lower()):
+            surface.setdefault(word[0], set()).add(word)
+        self._surface = {letter: sorted(found) for letter, found in surface.items()}
+        self._vectors = embeddings.embed([semantic_document(e) for e in self.entries])
+        self._positions_lock = threading.Lock()
+        self._positions: dict[int, tuple[list[CatalogEntry], np.ndarray]] = {}
+
+    def positions(self, candidates: list[CatalogEntry]) -> np.ndarray:
+        """Index rows of ``candidates``; kept per list object (the catalog keeps one per caller view)."""
+        with self._positions_lock:
+            kept = self._positions.get(id(candidates))
+            if kept is not None and kept[0] is candidates:
+                return kept[1]
+        rows = np.fromiter(
+            (self._position[e.wire_name] for e in candidates if e.wire_name in self._position), dtype=np.int64
+        )
+        with self._positions_lock:
+            if len(self._positions) > 256:
+                self._positions.clear()
+            self._positions[id(candidates)] = (candidates, rows)
+        return rows
+
+    def query_tokens(self, query: str) -> list[str]:
+        """The query's stemmed words, typos repaired against the index's words, stop words dropped."""
+        text = words(query[:QUERY_MAX_CHARS]).lower()
+        raw = _WORD.findall(text)[:QUERY_MAX_WORDS]
+        repaired = []
+        for word in raw:
+            stem = self._stemmer.stemWord(word)
+            if stem not in self._vocabulary and len(word) >= TYPO_MIN_CHARS:
+                near = [w for w in self._surface.get(word[0], ()) if abs(len(w) - len(word)) <= 2]
+                match = difflib.get_close_matches(word, near, n=1, cutoff=TYPO_CUTOFF)
+                word = match[0] if match else word
+            repaired.append(word)
+        tokens = bm25s.tokenize(
+            " ".join(repaired), stemmer=self._stemmer, return_ids=False, show_progress=False
+        )
+        return [t for t in (tokens[0] if tokens else []) if t in self._vocabulary]
+
+    def rank(self, query: str, candidates: list[CatalogEntry], limit: int) -> Ranked:
+        """The ``limit`` best of ``candidates`` for ``query``; only ever entries of ``candidates``."""
+        rows = self.positions(candidates)
+        if rows.size == 0 or not query.strip():
+            return Ranked([], False)
+        tokens = self.query_tokens(query)
+        lexical = self._bm25.get_scores(tokens)[rows] if tokens else np.zeros(rows.size)
+        top_lexical = float(lexical.max()) if lexical.size else 0.0
+        if top_lexical > 0:
+            lexical = lexical / top_lexical
+        cosine = self._vectors[rows] @ embeddings.embed_query(query[:QUERY_MAX_CHARS])
+        fused = LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * np.clip(cosine, 0, None)
+        count = min(limit, rows.size)
+        best = np.argpartition(-fused, count - 1)[:count]
+        best = best[np.argsort(-fused[best], kind="stable")]
+        best = [i for i in best if fused[i] > 0]
+        if not best:
+            return Ranked([], False)
+        top = best[0]
+        can_satisfy = bool(cosine[top] >= STRONG_COSINE or (lexical[top] > 0 and cosine[top] >= MATCH_COSINE))
+        return Ranked([self.entries[rows[i]] for i in best], can_satisfy)
