@@ -16,15 +16,18 @@ from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import token_estimate
+from mcp_gateway.tools.builtin_specs import SEARCH_LIMIT_DEFAULT
 from tenants.actions import clean_roles
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant
 from tenants.scoping import access_membership, access_token
+from tenants.tenant_settings import setting_spec
 
 # The protocol version the official SDK client negotiates by default; tools/list entries are shaped
 # for it exactly as the server's runner shapes them.
 WIRE_VERSION = LATEST_HANDSHAKE_VERSION
 APP_TOOLS = "customAppsMcpTools"
+DISCOVERY = "toolDiscovery"
 ESTIMATE_RULE = token_estimate.RULE.replace("compact JSON", "compact JSON of the tools array")
 
 
@@ -49,13 +52,22 @@ class ToolListing:
 
 @dataclass(frozen=True)
 class Preview:
-    """A caller's listing under the tenant's settings, and what flipping ``customAppsMcpTools`` would give."""
+    """A caller's listing under the tenant's settings, what flipping ``customAppsMcpTools`` would give,
+    and the listing in each ``toolDiscovery`` mode."""
 
     caller: Caller
     listing: ToolListing
     app_tools_on: bool
     flipped: ToolListing
     refusal: str | None  # why the gateway would refuse this caller outright, if it would
+    discovery: str = "list"
+    modes: dict[str, ToolListing] = dataclasses.field(default_factory=dict)
+
+    @property
+    def search_answer_tokens(self) -> int:
+        """About what one search_tools answer costs: its default number of this caller's entries."""
+        every = self.modes.get("list", self.listing)
+        return round(every.estimated_tokens / every.count * SEARCH_LIMIT_DEFAULT) if every.count else 0
 
 
 def role_caller(tenant: Tenant, roles: list[str], *, read_only: bool = False) -> Caller:
@@ -116,15 +128,24 @@ def tools_list(tenant: Tenant, caller: Caller) -> ToolListing:
 def preview(tenant: Tenant, caller: Caller, *, refusal: str | None = None) -> Preview:
     """The caller's listing now, and with ``customAppsMcpTools`` switched the other way."""
     app_tools_on = tenant.setting(APP_TOOLS)
-    # An unsaved copy with the switch flipped: the gateway's function answers for the other setting.
-    flipped_tenant = copy.copy(tenant)
-    flipped_tenant.settings = {**tenant.settings, APP_TOOLS: not app_tools_on}
     if refusal is None and not tenant.setting("mcpServer"):
         refusal = "the MCP endpoint is switched off (setting mcpServer): every caller gets 404"
     return Preview(
         caller=caller,
         listing=tools_list(tenant, caller),
         app_tools_on=app_tools_on,
-        flipped=tools_list(flipped_tenant, caller),
+        flipped=tools_list(_with_setting(tenant, APP_TOOLS, not app_tools_on), caller),
         refusal=refusal,
+        discovery=tenant.setting(DISCOVERY),
+        modes={
+            mode: tools_list(_with_setting(tenant, DISCOVERY, mode), caller)
+            for mode in setting_spec(DISCOVERY).choices
+        },
     )
+
+
+def _with_setting(tenant: Tenant, key: str, value: object) -> Tenant:
+    """An unsaved copy of ``tenant`` with one setting changed: the gateway's functions answer for it."""
+    changed = copy.copy(tenant)
+    changed.settings = {**tenant.settings, key: value}
+    return changed

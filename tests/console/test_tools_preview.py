@@ -134,3 +134,31 @@ def test_the_preview_page_without_a_choice_shows_only_the_form(signed_in, acme):
     response = signed_in("admin").get(PREVIEW)
     assert response.status_code == 200
     assert 'name="as"' in response.content.decode()
+
+
+def test_the_preview_shows_the_token_cost_of_each_discovery_mode(signed_in, acme, deploy):
+    manifest = cases_manifest()
+    manifest["mcp"] = {"tools": _pin_first(manifest)}
+    deploy(acme, manifest)
+    client = signed_in("admin")
+    body = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"}).content.decode()
+    listed = api_preview(roles="case_writer")
+    assert f'<tr id="mode-list"><th scope="row"><code>list</code></th><td>{listed["count"]}</td>' in body
+    assert f"<td>{listed['estimated_tokens']}</td></tr>" in body
+    actions.set_tenant_setting(acme, "toolDiscovery", "search", acting_user=None)
+    response = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"})
+    searched = api_preview(roles="case_writer")
+    pinned_and_builtins = [t["name"] for t in preview_json(response)]
+    assert pinned_and_builtins[-1] == "acme_cases_find_case" and len(pinned_and_builtins) == 8
+    body = response.content.decode()
+    assert (
+        f'<tr id="mode-search"><th scope="row"><code>search</code></th><td>{searched["count"]}</td>' in body
+    )
+    assert searched["estimated_tokens"] < listed["estimated_tokens"]
+    assert "(now: search)" in body and "each answer carries about" in body
+
+
+def _pin_first(manifest: dict) -> list[dict]:
+    tools = [dict(t) for t in manifest["mcp"]["tools"]]
+    tools[0]["pinned"] = True
+    return tools
