@@ -11,11 +11,14 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path
 
 from apps_runtime.deploy import undeploy_app
 from apps_runtime.manifest import DeployRejected
 from apps_runtime.models import App, AppVersion, HandlerError, Job, JobRun, Record, Tool
+from apps_runtime.sandbox import pool_stats
 from tenants.admin import ReadOnlyAdmin
 
 
@@ -45,6 +48,23 @@ class AppAdmin(ReadOnlyAdmin):
     search_fields = ["name", "tenant__slug"]
     inlines = [ToolInline]
     actions = ["undeploy"]
+    change_list_template = "admin/apps_runtime/app/change_list.html"
+
+    def get_urls(self) -> list:
+        pool = path("sandbox-pool/", self.admin_site.admin_view(self.sandbox_pool), name="sandbox-pool")
+        return [pool, *super().get_urls()]
+
+    def sandbox_pool(self, request: HttpRequest) -> HttpResponse:
+        """This server process's handler sandbox: its warm workers and what became of them."""
+        stats = pool_stats()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Sandbox pool",
+            "counts": [(key, value) for key, value in stats.items() if key != "recycles"],
+            "recycles": sorted(stats["recycles"].items()),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/apps_runtime/sandbox_pool.html", context)
 
     @admin.action(description="Undeploy selected apps (versions and records are kept)")
     def undeploy(self, request: HttpRequest, queryset: QuerySet) -> None:

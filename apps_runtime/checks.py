@@ -18,7 +18,12 @@ BOUNDS = {
     "SANDBOX_MAX_LOG_BYTES": Bound(int, 0),
     "SANDBOX_MAX_DATA_CALLS": Bound(int, 0),
     "SANDBOX_MIN_TIER": Bound(int, 1, 3),
-    "SANDBOX_MAX_CONCURRENT_PER_TENANT": Bound(int, 1),
+    "SANDBOX_MAX_CONCURRENT_PER_TENANT": Bound(int, 0),  # 0: scales with the host's cores
+    "SANDBOX_WARM_WORKERS": Bound(int, -1),  # -1: half of SANDBOX_MAX_CONCURRENT; 0: off
+    "SANDBOX_WARM_WORKERS_PER_TENANT": Bound(int, 0),
+    "SANDBOX_WARM_MAX_CALLS": Bound(int, 1),
+    "SANDBOX_WARM_IDLE_S": Bound(float, 0.001),
+    "SANDBOX_WARM_MAX_GROWTH_MB": Bound(int, 1),
     "SANDBOX_QUEUE_TIMEOUT_MS": Bound(int, 0),
     "JOBS_MAX_ATTEMPTS": Bound(int, 1),
     "JOBS_RETRY_BACKOFF_SECONDS": Bound(float, 0),

@@ -44,7 +44,7 @@ def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVe
         app_name=manifest["name"],
         number=number,
         access=parse_auth(defaults.app_access(manifest)),
-        routes=RouteTable(manifest.get("routes") or {}),
+        routes=RouteTable(manifest.get("routes") or {}, manifest.get("isolation")),
         collections=collections,
     )
 

@@ -13,10 +13,12 @@ from django.db.models import JSONField, Max
 from django.utils import timezone
 
 from apps_runtime.bundles import pack_files, unpack_files
+from apps_runtime.dispatch import warm_key
 from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults
 from apps_runtime.manifest.handlers import check_bundle
 from apps_runtime.manifest.problems import pointer
 from apps_runtime.models import App, AppVersion, Job, Tool
+from apps_runtime.sandbox import get_sandbox
 from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
 from tenants.actions import bump_state_version
 from tenants.models import Tenant
@@ -141,6 +143,7 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
 
 def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple[int, dict, str]]) -> None:
     """Point the app at ``version`` and replace its tool and job rows (inside the caller's transaction)."""
+    _drain_on_commit(app)
     now = timezone.now()
     Tool.objects.for_tenant(app.tenant_id).filter(app=app).delete()
     Job.objects.for_tenant(app.tenant_id).filter(app=app).delete()
@@ -173,6 +176,15 @@ def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple
     app.active_version = version
     app.updated_at = now
     app.save(update_fields=["active_version", "updated_at"])
+
+
+def _drain_on_commit(app: App) -> None:
+    """Once the switch is committed, retire this process's warm workers of every version of ``app``.
+    Other processes never give an old version's worker a call of the new one (workers are keyed by version)
+    and recycle it when it has been idle for its idle time.
+    """
+    prefix = warm_key(app.tenant_id, app.pk)
+    transaction.on_commit(lambda: get_sandbox().drain_workers(prefix))
 
 
 def _insert_tools(rows: Iterable[dict[str, Any]]) -> None:
@@ -300,6 +312,7 @@ def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
             raise DeployRejected([Problem("/name", f"no deployed app '{app_name}'")])
         Tool.objects.for_tenant(tenant).filter(app=app).delete()
         Job.objects.for_tenant(tenant).filter(app=app).delete()
+        _drain_on_commit(app)
         app.active_version = None
         app.updated_at = timezone.now()
         app.save(update_fields=["active_version", "updated_at"])

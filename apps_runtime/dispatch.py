@@ -147,6 +147,14 @@ def sandbox_limits(route: Route, timeout_cap_ms: int | None = None) -> SandboxLi
     )
 
 
+def warm_key(tenant_id: int, app_id: int, version_id: int | None = None) -> str:
+    """The sandbox's warm-worker key of one app version: its workers serve that version's calls only.
+    Without ``version_id``, the prefix shared by every version of the app (to drain them all).
+    """
+    app_prefix = f"{tenant_id}:{app_id}:"
+    return app_prefix if version_id is None else f"{app_prefix}{version_id}"
+
+
 def run_route(
     loaded: LoadedApp,
     route: Route,
@@ -189,6 +197,9 @@ def run_route(
         request=request,
         limits=sandbox_limits(route, timeout_cap_ms),
         tenant_key=str(loaded.app.tenant_id),
+        warm_key=None
+        if route.isolated_calls
+        else warm_key(loaded.app.tenant_id, loaded.app.pk, loaded.version.pk),
     )
     enqueued: list[str] = []
     try:

@@ -21,10 +21,12 @@ class Route:
     timeout_ms: int | None
     params: tuple[str, ...]
     pattern: re.Pattern
+    # "isolation": "call" (the route's, else the app's): a fresh sandbox child per call, no warm worker.
+    isolated_calls: bool = False
 
 
-def compile_route(key: str, spec: dict) -> Route:
-    """A matcher for one validated route entry of a manifest."""
+def compile_route(key: str, spec: dict, app_isolation: str | None = None) -> Route:
+    """A matcher for one validated route entry of a manifest (``app_isolation``: the app's ``isolation``)."""
     method, path = key.split(" ", 1)
     params, parts = [], []
     for segment in path.strip("/").split("/") if path != "/" else []:
@@ -44,14 +46,15 @@ def compile_route(key: str, spec: dict) -> Route:
         timeout_ms=spec.get("timeoutMs"),
         params=tuple(params),
         pattern=pattern,
+        isolated_calls=spec.get("isolation", app_isolation) == "call",
     )
 
 
 class RouteTable:
     """The routes of one app version, matched by method and path."""
 
-    def __init__(self, routes: dict[str, dict]):
-        self.by_key = {key: compile_route(key, spec) for key, spec in routes.items()}
+    def __init__(self, routes: dict[str, dict], app_isolation: str | None = None):
+        self.by_key = {key: compile_route(key, spec, app_isolation) for key, spec in routes.items()}
         # Literal segments win over parameters: "/cases/search" before "/cases/{case_id}".
         self._ordered = sorted(self.by_key.values(), key=lambda r: len(r.params))
 

@@ -336,7 +336,16 @@ SANDBOX_BUNDLE_DIR.mkdir(exist_ok=True)
 # The server refuses to start below SANDBOX_MIN_TIER; SANDBOX_TIER forces one (tests, benchmarks).
 SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 3 if DEBUG else 2)
 SANDBOX_TIER = os.environ.get("SANDBOX_TIER") or None
-SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 4)
+# 0: twice the host's cores, at least 4 (apps_runtime.sandbox.supervisor.default_per_tenant).
+SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 0)
+# Warm workers (docs/isolation.md): per server process at most SANDBOX_WARM_WORKERS (0: off; -1: half of
+# SANDBOX_MAX_CONCURRENT) and SANDBOX_WARM_WORKERS_PER_TENANT (0: a quarter of those), each recycled after
+# SANDBOX_WARM_MAX_CALLS calls, SANDBOX_WARM_IDLE_S seconds idle or SANDBOX_WARM_MAX_GROWTH_MB of growth.
+SANDBOX_WARM_WORKERS = _env_int("SANDBOX_WARM_WORKERS", -1)
+SANDBOX_WARM_WORKERS_PER_TENANT = _env_int("SANDBOX_WARM_WORKERS_PER_TENANT", 0)
+SANDBOX_WARM_MAX_CALLS = _env_int("SANDBOX_WARM_MAX_CALLS", 1000)
+SANDBOX_WARM_IDLE_S = _env_float("SANDBOX_WARM_IDLE_S", 300.0)
+SANDBOX_WARM_MAX_GROWTH_MB = _env_int("SANDBOX_WARM_MAX_GROWTH_MB", 64)
 SANDBOX_QUEUE_TIMEOUT_MS = _env_int("SANDBOX_QUEUE_TIMEOUT_MS", 5000)
 # Call slots: at most SANDBOX_MAX_CONCURRENT handler runs at once per server process, each with a tmpfs of
 # SANDBOX_SCRATCH_MB and (as root) a uid of its own from SANDBOX_UID_RANGE ("first-last"), which must be free

@@ -103,6 +103,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "title": "Who may use the app",
             "default": "user",
         },
+        "isolation": {"$ref": "#/$defs/isolation"},
         "collections": {
             "type": "object",
             "title": "Collections of records",
@@ -186,8 +187,19 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                         "or up to the TASK_MAX_TIMEOUT_MS setting for a route only task tools use."
                     ),
                 },
+                "isolation": {"$ref": "#/$defs/isolation"},
                 "description": {"type": "string"},
             },
+        },
+        "isolation": {
+            "enum": ["version", "call"],
+            "title": "What a handler's calls share",
+            "default": "version",
+            "description": (
+                "version: calls of one app version may run in the same warm worker, so module globals "
+                "persist between them (nothing else does); call: a fresh sandbox child for every call, "
+                "sharing nothing. A route's setting wins over the app's."
+            ),
         },
         "collection": {
             "type": "object",

@@ -19,6 +19,9 @@ from .zygote_process import ZygoteLost, ZygoteProcess
 
 # After the child's deadline the zygote kills it at once; past this margin the zygote itself is stuck.
 BACKSTOP_MARGIN_S = 1.0
+# A warm worker that answers this close to its deadline is retired, not kept: the zygote might kill it at
+# that deadline before it hears that the call ended, and the next call would then find it dead.
+REST_MARGIN_S = 0.05
 # Room for the frame envelope around a body of max_response_bytes, and for data call arguments.
 FRAME_OVERHEAD = 64 * 1024
 _READ_CHUNK = 256 * 1024
@@ -44,6 +47,8 @@ class Transcript:
     log: bytearray = field(default_factory=bytearray)
     log_dropped: int = 0
     duration_ms: float = 0.0
+    kept: bool = False  # a warm worker answered cleanly and waits for its next call (not killed)
+    stray: bool = False  # a warm worker sent more after its last frame: a request for an ended call
 
 
 class _Conversation:
@@ -55,6 +60,7 @@ class _Conversation:
         self.frames = protocol.FrameDecoder(limits.max_response_bytes + FRAME_OVERHEAD)
         self.reports = protocol.FrameDecoder(protocol.MAX_CONTROL_MESSAGE)
         self.child_deadline = 0.0
+        self.after_final = False  # frames came after the last one
 
     # -- logs ---------------------------------------------------------------------------------------------
     def on_log(self, data: bytes) -> None:
@@ -76,6 +82,7 @@ class _Conversation:
             return
         for payload in payloads:
             if self.t.final is not None or self.t.violation is not None:
+                self.after_final = True
                 return
             try:
                 frame = protocol.decode_child_frame(payload)
@@ -148,7 +155,7 @@ def _read_available(fd: int, budget: int = _READ_BUDGET) -> tuple[bytes, bool]:
 class Spare:
     """A child the zygote forked ahead of its call, for one call slot: the host's ends of its protocol
     socket, log pipe and report pipe. Used for exactly one call (``exchange``), or closed unused (the child
-    then sees end of file and exits).
+    then sees end of file and exits); a warm worker's is used for one call at a time (``keep``).
     """
 
     def __init__(self, zygote: ZygoteProcess, call_id: int, uid: list[int] | None, ahead: bool = True):
@@ -174,12 +181,51 @@ class Spare:
             os.close(log_w)
             os.close(report_w)
 
+    def idle_clean(self) -> bool:
+        """A kept worker between calls: True when it sent nothing since its last answer and is alive. Its
+        log output meanwhile (a thread it left running) is dropped.
+
+        A frame here would be a request for a call that ended (a thread the handler left running): the
+        caller's identity went with that call, so the worker must be retired, never answered.
+        """
+        if self.sock is None:
+            return False
+        poller = select.poll()
+        poller.register(self.sock.fileno(), select.POLLIN)
+        poller.register(self.report_r, select.POLLIN)
+        poller.register(self.log_r, select.POLLIN)
+        for fd, _event in poller.poll(0):
+            if fd != self.log_r:
+                return False
+            os.set_blocking(self.log_r, False)
+            _, eof = _read_available(self.log_r)
+            if eof:
+                return False
+        return True
+
     def close(self) -> None:
         if self.sock is not None:
             self.sock.close()
             os.close(self.log_r)
             os.close(self.report_r)
             self.sock = None
+
+
+def _keep_or_retire(conv: _Conversation, spare: Spare, proto: int) -> None:
+    """After a warm worker's clean answer: keep it for its next call, unless it sent more after the answer
+    (a request for a call that is over) or answered so close to its deadline that the zygote may kill it.
+    """
+    t = conv.t
+    if conv.after_final or conv.frames.pending or _read_available(proto, 1)[0]:
+        t.stray = True
+        return
+    if time.monotonic() > conv.child_deadline - REST_MARGIN_S:
+        return
+    try:
+        spare.zygote.rest(spare.call_id)
+    except ZygoteLost:
+        return
+    t.kept = True
 
 
 def exchange(
@@ -189,6 +235,7 @@ def exchange(
     limits: SandboxLimits,
     broker: Broker,
     code: bytes | None = None,
+    keep: bool = False,
 ) -> Transcript:
     """Run one call in ``spare`` (which is closed on return) and record what happened. On return the child
     has exited, or the zygote has been told to kill it. ``code`` is the handler's marshalled code, if the
@@ -196,13 +243,16 @@ def exchange(
 
     Exceptions raised by ``broker`` other than BrokerError propagate (after the child is killed): they are
     the platform's own faults, not the handler's.
+
+    With ``keep`` (a warm worker), a child that answers cleanly, in time and with nothing after its answer is
+    left running for its next call (``Transcript.kept``), its deadline lifted; otherwise it is killed.
     """
     t = Transcript()
     conv = _Conversation(limits, broker, t)
     started = time.monotonic()
     zygote, call_id = spare.zygote, spare.call_id
     with ExitStack() as stack:
-        stack.callback(spare.close)
+        stack.callback(lambda: t.kept or spare.close())
         host_sock, log_r, report_r = spare.sock, spare.log_r, spare.report_r
         conv.child_deadline = started + limits.timeout_ms / 1000
         try:
@@ -210,7 +260,7 @@ def exchange(
         except ZygoteLost:
             t.zygote_lost = True
             return t
-        stack.callback(lambda: t.exit is None and zygote.kill_call(call_id))
+        stack.callback(lambda: t.exit is None and not t.kept and zygote.kill_call(call_id))
 
         host_sock.setblocking(False)
         proto = host_sock.fileno()
@@ -271,5 +321,7 @@ def exchange(
         if proto_open and t.final is None and t.violation is None:
             conv.on_protocol(_read_available(proto, limits.max_response_bytes + FRAME_OVERHEAD)[0])
         conv.on_log(_read_available(log_r)[0])
+        if keep and type(t.final) is protocol.Result and t.violation is None and t.exit is None:
+            _keep_or_retire(conv, spare, proto)
     t.duration_ms = (time.monotonic() - started) * 1000
     return t

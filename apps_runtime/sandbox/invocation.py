@@ -22,6 +22,10 @@ class Invocation:
     # Whose run this is, for fair share (at most Sandbox.max_concurrent_per_tenant in flight per key);
     # None: not counted against any tenant.
     tenant_key: str | None = None
+    # One tenant's app version (e.g. "<tenant id>:<app id>:<version id>:"): calls with the same key (and the
+    # same bundle and limits) may share a warm worker, whose module globals persist between them. None: a
+    # fresh child for this call alone (the app's or route's ``"isolation": "call"``).
+    warm_key: str | None = None
 
 
 @dataclass

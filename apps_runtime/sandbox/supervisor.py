@@ -13,6 +13,7 @@ import importlib.util
 import itertools
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from .runtime.hardening import MAX_FILE_BYTES
 from .scratch import ScratchArea
 from .slots import NoFreeUids, Slot, SlotPool, UidClaim
 from .verdicts import judge, queue_timeout, unavailable
+from .workers import PoolLimits, Worker, WorkerPool
 from .zygote_process import ZygoteLost, ZygoteProcess
 
 logger = logging.getLogger("apps_runtime.sandbox")
@@ -60,6 +62,30 @@ def _as_dict(limits: SandboxLimits) -> dict:
     return dict(_limits_dict(limits))
 
 
+def default_per_tenant(cpus: int | None = None) -> int:
+    """Runs in flight per tenant when not configured: twice the host's cores, at least 4, so a tenant's
+    share grows with the machine instead of staying at a fixed 4.
+    """
+    return max(4, 2 * (cpus if cpus is not None else os.cpu_count() or 1))
+
+
+def _empty_dir(path: str) -> None:
+    """Remove what a warm worker's call left in its scratch dir, keeping the dir itself (the worker's
+    confinement names it)."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # the worker is retired if anything is left (see _finish_warm)
+
+
 class Sandbox:
     """Runs untrusted handlers out of process. Thread-safe; one zygote serves all concurrent calls."""
 
@@ -71,13 +97,18 @@ class Sandbox:
         bundle_root: str | None = None,
         min_tier: int | str = tiers.RLIMITS,
         tier: int | str | None = None,
-        max_concurrent_per_tenant: int = 4,
+        max_concurrent_per_tenant: int | None = None,
         queue_timeout_ms: int = 5000,
         bwrap: str = "bwrap",
         max_concurrent: int = 64,
         scratch_mb: int = 64,
         uid_range: tuple[int, int] = DEFAULT_UID_RANGE,
         prefork: int = 8,
+        warm_workers: int | None = None,
+        warm_workers_per_tenant: int | None = None,
+        warm_max_calls: int = 1000,
+        warm_idle_s: float = 300.0,
+        warm_max_growth_mb: int = 64,
     ):
         """Prepare a sandbox; the tier probe and the zygote start on ``start()`` or the first call.
 
@@ -94,7 +125,15 @@ class Sandbox:
         HandlerFailed("sandbox_unavailable"). ``prefork`` call slots (handed out first) each keep a child
         forked and partly confined ahead of its next call, so fork and seccomp leave the call's path; the
         others (calls beyond ``prefork`` at once), and all with ``prefork=0``, fork the child when the call
-        comes (the bare fork-per-call the benchmark compares with).
+        comes (the bare fork-per-call the benchmark compares with). ``max_concurrent_per_tenant`` defaults to
+        twice the host's cores, at least 4.
+
+        Calls with an ``Invocation.warm_key`` run in *warm workers* (see ``workers.py``): at most
+        ``warm_workers`` per sandbox (default: half of ``max_concurrent``; 0 turns them off) and
+        ``warm_workers_per_tenant`` per tenant (default: a quarter of ``warm_workers``, at least 1), each
+        recycled after ``warm_max_calls`` calls, ``warm_idle_s`` seconds idle, or ``warm_max_growth_mb`` MiB
+        of peak memory growth, and after any failure. A call that finds no idle worker of its key and no
+        room for a new one runs in a fresh child.
 
         Raises:
             ValueError: an unknown tier, a non-positive limit, or an empty uid range.
@@ -104,6 +143,8 @@ class Sandbox:
         self._forced_level = tiers.parse_tier(tier) if tier is not None else None
         if type(queue_timeout_ms) is not int or queue_timeout_ms < 0:
             raise ValueError(f"queue_timeout_ms must be a non-negative int, got {queue_timeout_ms!r}")
+        if max_concurrent_per_tenant is None:
+            max_concurrent_per_tenant = default_per_tenant()
         self._gate = TenantGate(max_concurrent_per_tenant)
         self._queue_timeout_s = queue_timeout_ms / 1000
         for name, value in (("max_concurrent", max_concurrent), ("scratch_mb", scratch_mb)):
@@ -116,6 +157,25 @@ class Sandbox:
         if type(prefork) not in (int, bool) or prefork < 0:
             raise ValueError(f"prefork must be a non-negative int, got {prefork!r}")
         self._prefork = int(prefork)
+        if warm_workers is None:
+            warm_workers = max_concurrent // 2
+        if type(warm_workers) is not int or not 0 <= warm_workers < max_concurrent:
+            raise ValueError(
+                f"warm_workers must be an int from 0 to max_concurrent - 1, got {warm_workers!r}"
+            )
+        self._workers = (
+            WorkerPool(
+                PoolLimits(
+                    max_workers=warm_workers,
+                    max_workers_per_tenant=warm_workers_per_tenant or max(1, warm_workers // 4),
+                    max_calls=warm_max_calls,
+                    idle_s=warm_idle_s,
+                    max_growth_mb=warm_max_growth_mb,
+                )
+            )
+            if warm_workers
+            else None
+        )
         self._all_slots: list[Slot] = []
         self._bytecode = BytecodeCache()
         self._uid_range = (first, last)
@@ -367,6 +427,12 @@ class Sandbox:
                 self.start()
             except SandboxUnavailable as exc:
                 raise unavailable(invocation, str(exc)) from None
+            if invocation.warm_key is not None and self._workers is not None:
+                outcome = self._run_warm(invocation, bundle_dir, payload, broker)
+                if outcome is not None:
+                    return outcome
+            elif self._workers is not None:
+                self._workers.count_call(warm=False)
             slot = self._slots.acquire(deadline - time.monotonic())
             if slot is None:
                 raise queue_timeout(
@@ -429,6 +495,156 @@ class Sandbox:
         if transcript is None:
             raise unavailable(invocation, "the zygote cannot be started")
         return judge(invocation, transcript)
+
+    # -- warm workers ---------------------------------------------------------------------------------------
+    def _run_warm(
+        self, invocation: Invocation, bundle_dir: str, payload: bytes, broker: Broker
+    ) -> Outcome | None:
+        """Run the call in a warm worker of its key; None when no worker can take it (the caller then runs
+        it in a fresh child).
+        """
+        pool = self._workers
+        for worker in pool.expired(time.monotonic()):
+            self._retire(worker, "idle")
+        key = (invocation.warm_key, bundle_dir, invocation.limits)
+        worker = pool.take(key)
+        while worker is not None and not worker.spare.idle_clean():
+            # It sent a frame after its last call ended (or died): never answered, never used again.
+            self._retire(worker, "stray")
+            worker = pool.take(key)
+        if worker is None:
+            worker = self._start_worker(key, invocation.tenant_key)
+            if worker is None:
+                pool.count_call(warm=False)
+                return None
+        handler = invocation.handler
+        reuse = handler in worker.loaded
+        code = None if reuse else self._handler_code(worker.spare.zygote, bundle_dir, handler)
+        if not reuse and code is None and worker.calls:
+            # A handler the host cannot compile: its first call checks and reports it, in a fresh child.
+            pool.put(worker)
+            pool.count_call(warm=False)
+            return None
+        limits = invocation.limits
+        limits_dict = _as_dict(limits)
+        # RLIMIT_CPU counts the worker's whole life: room for every call it may serve, twice over (threads).
+        limits_dict["cpu_budget_ms"] = 2 * limits.timeout_ms * pool.limits.max_calls
+        config = protocol.CallConfig(
+            bundle_dir,
+            handler,
+            worker.scratch_dir,
+            limits_dict,
+            code=code is not None,
+            worker=True,
+            reuse=reuse,
+        )
+        pool.count_call(warm=True)
+        try:
+            transcript = exchange(worker.spare, config, payload, limits, broker, code, keep=True)
+        except BaseException:
+            self._retire(worker, "failure")  # the broker's own fault: the child was killed
+            raise
+        worker.calls += 1
+        self._finish_warm(worker, transcript, handler)
+        if transcript.zygote_lost or transcript.zygote_hung:
+            self._discard(worker.spare.zygote)
+        return judge(invocation, transcript)
+
+    def _finish_warm(self, worker: Worker, transcript, handler: str) -> None:
+        """Keep a worker that answered cleanly for its next call, or retire it and say why."""
+        if not transcript.kept:
+            self._retire(worker, "stray" if transcript.stray else "failure")
+            return
+        worker.loaded.add(handler)
+        _empty_dir(worker.scratch_dir)
+        limits = self._workers.limits
+        rss = transcript.final.rss_kb
+        if worker.base_rss_kb is None:
+            worker.base_rss_kb = rss
+        if worker.doomed:
+            self._retire(worker, "drained")
+        elif (
+            rss is None
+            or worker.base_rss_kb is None
+            or rss - worker.base_rss_kb > limits.max_growth_mb * 1024
+        ):
+            self._retire(worker, "memory")
+        elif worker.calls >= limits.max_calls:
+            self._retire(worker, "calls")
+        else:
+            self._workers.put(worker)
+
+    def _start_worker(self, key: tuple, tenant: str | None) -> Worker | None:
+        """A new worker for ``key`` on a free call slot, evicting idle workers to stay within the bounds;
+        None when the bounds are taken by busy workers, no slot is free at once, or the zygote is lost.
+        """
+        pool = self._workers
+        granted, victims = pool.reserve(tenant)
+        for victim in victims:
+            self._retire(victim, "evicted")
+        if not granted:
+            return None
+        slot = self._slots.acquire(0)
+        zygote = self._current_zygote() if slot is not None else None
+        if zygote is None:
+            pool.unreserve(tenant)
+            if slot is not None:
+                self._slots.release(slot)
+            return None
+        try:
+            spare = self._take_spare(slot, zygote)
+        except ZygoteLost:
+            pool.unreserve(tenant)
+            self._slots.release(slot)
+            self._discard(zygote)
+            return None
+        worker = Worker(key, tenant, slot, spare, slot.new_call_dir(owned=self._confined))
+        pool.add(worker)
+        return worker
+
+    def _retire(self, worker: Worker, reason: str) -> None:
+        """Kill ``worker``'s child, empty its scratch dir and give its call slot back."""
+        self._workers.forget(worker, reason)
+        spare, slot = worker.spare, worker.slot
+        if spare.sock is not None:
+            spare.zygote.kill_call(spare.call_id)
+            spare.close()
+        slot.clear(worker.scratch_dir)
+        self._refill(slot)
+        self._slots.release(slot)
+
+    def drain_workers(self, prefix: str) -> int:
+        """Retire the warm workers whose ``warm_key`` starts with ``prefix`` (an app's, on deploy or
+        rollback): idle ones now, busy ones when their call ends. Returns how many were idle.
+        """
+        if self._workers is None:
+            return 0
+        idle = self._workers.drain(prefix)
+        for worker in idle:
+            self._retire(worker, "drained")
+        return len(idle)
+
+    def pool_stats(self) -> dict:
+        """The warm workers of this sandbox, for operators and metrics: ``workers`` (``idle``, ``busy``),
+        ``tenants`` having one, the bounds, ``starts``, ``warm_calls`` (calls served by a worker),
+        ``per_call_calls`` (in a fresh child), and ``recycles`` by reason (``calls``, ``idle``, ``memory``,
+        ``failure``, ``stray``, ``evicted``, ``drained``, ``closed``). Idle workers past their idle time, and
+        those that sent anything since their last call ended, are recycled first. All zeros when warm
+        workers are off.
+        """
+        if self._workers is None:
+            return WorkerPool(PoolLimits(1, 1, 1, 1, 1)).stats() | {
+                "max_workers": 0,
+                "max_workers_per_tenant": 0,
+            }
+        for worker in self._workers.expired(time.monotonic()):
+            self._retire(worker, "idle")
+        for worker in self._workers.claim_idle():
+            if worker.spare.idle_clean():
+                self._workers.put(worker, touch=False)
+            else:
+                self._retire(worker, "stray")
+        return self._workers.stats()
 
     def _handler_code(self, zygote: ZygoteProcess, bundle_dir: str, handler: str) -> bytes | None:
         """The handler's code compiled once by this process, if the zygote's interpreter can load it."""
@@ -501,6 +717,10 @@ class Sandbox:
         with self._start_lock, self._lock:
             self._closed = True
             zygote, self._zygote = self._zygote, None
+        if self._workers is not None:
+            for worker in self._workers.claim_idle():
+                self._workers.forget(worker, "closed")
+                worker.spare.close()
         for slot in self._all_slots:
             spare, slot.spare = slot.spare, None
             if spare is not None:
@@ -540,6 +760,13 @@ def configure_sandbox(**options) -> None:
         _options = dict(options)
     if old is not None:
         old.close()
+
+
+def pool_stats() -> dict:
+    """The warm workers of this process's sandbox (``Sandbox.pool_stats``), for metrics and the admin; starts
+    nothing.
+    """
+    return get_sandbox().pool_stats()
 
 
 def get_sandbox() -> Sandbox:

@@ -57,3 +57,28 @@ def test_an_app_is_taken_down_in_the_admin_by_the_undeploy_action(admin_client, 
     assert app.active_version_id is None and deployed.state_version > before
     assert not Tool.objects.for_tenant(deployed).exists()
     assert AppVersion.objects.for_tenant(deployed).exists()
+
+
+def test_the_sandbox_pool_page_shows_this_processs_warm_workers(admin_client, deployed):
+    page = "/admin/apps_runtime/app/sandbox-pool/"
+    assert page in admin_client.get("/admin/apps_runtime/app/").content.decode()
+
+    def warm_calls() -> int:
+        response = admin_client.get(page)
+        assert response.status_code == 200
+        counts = dict(response.context["counts"])
+        assert {"workers", "idle", "busy", "starts"} <= set(counts)
+        assert {"calls", "idle", "memory", "failure", "stray", "evicted", "drained"} <= dict(
+            response.context["recycles"]
+        ).keys()
+        return counts["warm_calls"]
+
+    before = warm_calls()
+    assert admin_client.get("/t/acme/apps/cases/ping").status_code == 200
+    assert warm_calls() == before + 1
+
+
+def test_the_sandbox_pool_page_is_for_staff_only(client):
+    response = client.get("/admin/apps_runtime/app/sandbox-pool/")
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]

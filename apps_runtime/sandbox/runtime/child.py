@@ -10,6 +10,7 @@ import fcntl
 import io
 import marshal
 import os
+import resource
 import signal
 import sys
 import types
@@ -37,6 +38,9 @@ _log_streams: list = []  # our stdout/stderr wrappers: flushed even if the handl
 # The zygote's own sys.stdout and sys.stderr, held so that no child frees (and so copies) them on replacing.
 _zygote_streams: list = []
 _warm_up_code = b""  # the warm-up handler, marshalled: compiled once here, not in every spare
+# A warm worker's loaded handlers, by path in the bundle: their modules (and so their globals) live as long
+# as the worker, which serves one app version only.
+_handlers: dict[str, tuple[types.ModuleType, object]] = {}
 
 
 def prepare() -> None:
@@ -186,11 +190,15 @@ def _handler_code(path: str, code: bytes | None) -> types.CodeType:
     return compile(source, path, "exec", dont_inherit=True)
 
 
-def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber, code: bytes | None = None):
+def _load_handler(
+    bundle_path: str, rel: str, scrub: traces.Scrubber, code: bytes | None = None, keep: bool = False
+):
     path = os.path.normpath(os.path.join(bundle_path, rel))
     module = types.ModuleType(HANDLER_MODULE)
     module.__file__ = path
     sys.modules[HANDLER_MODULE] = module  # dataclasses and pickling look classes up by module name
+    if keep:
+        _handlers.pop(rel, None)
     try:
         exec(_handler_code(path, code), module.__dict__)
     except MemoryError:
@@ -204,7 +212,18 @@ def _load_handler(bundle_path: str, rel: str, scrub: traces.Scrubber, code: byte
             trace=f"{rel} does not define a function handle(request)\n",
             detail=f"no callable handle in {rel!r}",
         )
+    if keep:
+        _handlers[rel] = (module, handle)
     return handle
+
+
+def _loaded_handler(rel: str):
+    """The handle of a handler this warm worker loaded before, or None."""
+    loaded = _handlers.get(rel)
+    if loaded is None:
+        return None
+    sys.modules[HANDLER_MODULE] = loaded[0]
+    return loaded[1]
 
 
 def _is_disk_limit(exc: BaseException) -> bool:
@@ -237,11 +256,16 @@ def _result_frame(value, limits: dict[str, int], rel: str) -> bytes:
         ) from None
     if len(body) > limits["max_response_bytes"]:
         raise _Failure("output_too_large", detail=f"{len(body)} bytes > {limits['max_response_bytes']}")
-    return protocol.encode_result(status, body)
+    return protocol.encode_result(status, body, _peak_rss_kb())
 
 
 def _error_frame(status: int, message: object) -> bytes:
-    return protocol.encode_result(status, protocol.dumps({"error": str(message)}))
+    return protocol.encode_result(status, protocol.dumps({"error": str(message)}), _peak_rss_kb())
+
+
+def _peak_rss_kb() -> int:
+    """Peak resident memory (KiB on Linux): the host recycles a warm worker that grew too much."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict, bundle_path: str) -> bytes:
@@ -257,7 +281,9 @@ def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict,
     )
     sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
-    handle = _load_handler(bundle_path, config.handler, scrub, code)
+    handle = _loaded_handler(config.handler) if config.reuse else None
+    if handle is None:
+        handle = _load_handler(bundle_path, config.handler, scrub, code, keep=config.worker)
     channel = _Channel(PROTO_FD)
     request = sdk.Request(request_data, channel.call, channel.notify)
     try:
@@ -353,6 +379,23 @@ def _warm_up() -> None:
     os.path.isfile(os.path.realpath(os.path.join(RUNTIME_DIR, "child.py")))
 
 
+def _serve_more(first: protocol.CallConfig, bundle_path: str) -> int:
+    """A warm worker, after its first call: answer the next calls of the same app version, one at a time,
+    until the host closes the socket. Each call's config comes from the host (its handler, whether code
+    follows); the confinement applied for the first call (bundle, scratch dir, uid, limits) stays.
+    """
+    while True:
+        payload = protocol.read_frame(PROTO_FD, protocol.MAX_CALL_CONFIG)
+        if payload is None:
+            return EXIT_OK  # the host retired this worker
+        config = protocol.CallConfig.decode(payload)
+        code = protocol.read_frame(PROTO_FD, protocol.MAX_CODE_BYTES) if config.code else None
+        config = protocol.CallConfig(
+            first.bundle_dir, config.handler, first.scratch_dir, first.limits, config.code, True, config.reuse
+        )
+        _serve(config, code, bundle_path, None)
+
+
 def _await_call() -> tuple[protocol.CallConfig, bytes | None]:
     """Block until the host sends this spare its call: the first frame on the protocol socket, written by
     the host before any tenant code can reach the socket (so it is trusted). Returns it and the handler's
@@ -384,6 +427,8 @@ def main(spare: protocol.Spawn, proto_fd: int, log_fd: int) -> None:
         # Everything the zygote held (its control socket, other calls' pipes, Landlock's path fds) goes now.
         hardening.close_fds_above(PROTO_FD + 1, keep)
         code = _serve(config, handler_code, bundle_path, handler_problem)
+        if config.worker and handler_problem is None:
+            code = _serve_more(config, bundle_path)
     except MemoryError:
         code = EXIT_NO_MEMORY
     except BaseException as exc:  # last resort in a process about to _exit: report it as a platform fault

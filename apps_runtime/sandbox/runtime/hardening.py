@@ -238,7 +238,9 @@ def _limit(which: int, soft: int, hard: int | None = None) -> None:
 
 
 def _set_rlimits(limits: dict, max_tasks: int | None, fixed_done: bool) -> None:
-    cpu_seconds = math.ceil(limits["timeout_ms"] / 1000) + 1
+    # A warm worker's limit covers all the calls it may serve (``cpu_budget_ms``): RLIMIT_CPU counts the
+    # process's whole life. Each call stays bounded by the zygote's wall-clock kill.
+    cpu_seconds = math.ceil(limits.get("cpu_budget_ms", limits["timeout_ms"]) / 1000) + 1
     # Backstop for the zygote's wall-clock kill: SIGXCPU at the soft limit, SIGKILL one second later.
     _limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
     _limit(resource.RLIMIT_AS, limits["memory_mb"] * _MIB)

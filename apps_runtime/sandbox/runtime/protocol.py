@@ -336,6 +336,16 @@ class Arm:
 
 
 @dataclass(frozen=True)
+class Rest:
+    """host -> zygote: the warm worker of call ``id`` answered; no deadline until its next ``Arm``."""
+
+    id: int
+
+    def encode(self) -> bytes:
+        return json.dumps({"cmd": "rest", "id": self.id}).encode()
+
+
+@dataclass(frozen=True)
 class Kill:
     """host -> zygote: SIGKILL the child of call ``id`` (no-op once it exited)."""
 
@@ -345,7 +355,7 @@ class Kill:
         return json.dumps({"cmd": "kill", "id": self.id}).encode()
 
 
-def decode_control(payload: bytes) -> Spawn | Arm | Kill | None:
+def decode_control(payload: bytes) -> Spawn | Arm | Rest | Kill | None:
     """A host -> zygote message; None for one this zygote does not know (ignored)."""
     message = json.loads(payload)
     cmd = message.get("cmd")
@@ -354,6 +364,8 @@ def decode_control(payload: bytes) -> Spawn | Arm | Kill | None:
         return Spawn(message["id"], config.get("uid") or None, bool(config.get("warm")))
     if cmd == "arm":
         return Arm(message.get("id"), float(message["deadline"]))
+    if cmd == "rest":
+        return Rest(message.get("id"))
     if cmd == "kill":
         return Kill(message.get("id"))
     return None
@@ -418,6 +430,10 @@ class CallConfig:
     scratch_dir: str  # the call's own scratch dir
     limits: dict[str, int]  # SandboxLimits as a dict
     code: bool = False
+    # A warm worker (see the host's workers.py): after its answer the child waits for the next call of the
+    # same app version instead of exiting; ``reuse``: the handler it already loaded answers (no code follows).
+    worker: bool = False
+    reuse: bool = False
 
     def encode(self) -> bytes:
         # Not dataclasses.asdict: it deep-copies, and this is on every call's path.
@@ -427,6 +443,8 @@ class CallConfig:
             "scratch_dir": self.scratch_dir,
             "limits": self.limits,
             "code": self.code,
+            "worker": self.worker,
+            "reuse": self.reuse,
         }
         return dumps({"call": fields})
 
@@ -487,13 +505,16 @@ class Result:
 
     status: Any
     body: Any
+    # The child's peak resident memory in KiB, as it claims: only a hint for recycling a warm worker that
+    # grew (a lie keeps a worker alive no longer than its call count and idle time; RLIMIT_AS still holds).
+    rss_kb: int | None = None
 
 
-def encode_result(status: int, body: bytes) -> bytes:
+def encode_result(status: int, body: bytes, rss_kb: int = 0) -> bytes:
     """A ``Result`` frame around ``body``, already encoded by ``dumps`` (measured against the response
     limit first; not encoded twice).
     """
-    return b'{"result":{"status":%d,"body":' % status + body + b"}}"
+    return b'{"result":{"status":%d,"rss":%d,"body":' % (status, rss_kb) + body + b"}}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,7 +549,8 @@ def decode_child_frame(payload: bytes) -> ChildFrame:
     if "result" in frame:
         result = frame["result"]
         if isinstance(result, dict):
-            return Result(result.get("status"), result.get("body"))
+            rss = result.get("rss")
+            return Result(result.get("status"), result.get("body"), rss if type(rss) is int else None)
     elif "failure" in frame:
         failure = frame["failure"]
         if isinstance(failure, dict):

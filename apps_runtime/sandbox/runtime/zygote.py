@@ -134,6 +134,12 @@ class Zygote:
                 call = self.by_id.get(message.id)
                 if call is not None and call.deadline is None:
                     call.deadline = message.deadline
+            elif type(message) is protocol.Rest:
+                # A warm worker answered in time: no deadline while it waits (the next call arms it again).
+                # One that already timed out stays killed.
+                call = self.by_id.get(message.id)
+                if call is not None and not call.timed_out:
+                    call.deadline = None
             elif type(message) is protocol.Kill:
                 call = self.by_id.get(message.id)
                 if call is not None and not call.killed:

@@ -348,24 +348,47 @@ def observe(result) -> tuple[str, str]:
     return (OPEN if body["open"] else BLOCKED), body["errno"] or body["detail"]
 
 
-def attempt(box, bundle_dir, attack: str, body: dict):
+# The two ways a call runs: a fresh child for the call alone ("isolation": "call"), or a warm worker of its
+# app version. In "warm" mode the attack is the worker's second call (its first is a harmless one), so it
+# runs in a child that already served a call and stays for the next.
+MODES = ("call", "warm")
+HARMLESS = "def handle(request):\n    return {'open': False, 'errno': None, 'detail': 'harmless'}\n"
+
+
+def warm_key(mode: str, tenant: str, bundle_dir) -> str | None:
+    return f"{tenant}:{bundle_dir}:v1" if mode == "warm" else None
+
+
+def attempt(box, bundle_dir, attack: str, body: dict, mode: str = "call"):
     if attack in PLANTED_BY_AN_EARLIER_CALL:
         plant = handler_source(attack, PLANTED_BY_AN_EARLIER_CALL[attack])
         write_bundle(bundle_dir, {"server/plant.py": plant})
+        planted_by = warm_key(mode, "tenant-b", bundle_dir)
         box.run(
-            Invocation(str(bundle_dir), "server/plant.py", {"body": body}, tenant_key="tenant-b"),
+            Invocation(
+                str(bundle_dir), "server/plant.py", {"body": body}, tenant_key="tenant-b", warm_key=planted_by
+            ),
             tenant_a_broker,
         )
-    write_bundle(bundle_dir, {"server/attack.py": handler_source(attack)})
+    write_bundle(bundle_dir, {"server/attack.py": handler_source(attack), "server/harmless.py": HARMLESS})
     limits = SandboxLimits(timeout_ms=300) if attack == "exhaust_cpu" else SandboxLimits()
-    invocation = Invocation(str(bundle_dir), "server/attack.py", {"body": body}, limits)
+    key = warm_key(mode, "tenant-a", bundle_dir)
+    if key is not None:
+        box.run(
+            Invocation(str(bundle_dir), "server/harmless.py", {}, limits, "tenant-a", key), tenant_a_broker
+        )
+        starts = box.pool_stats()["starts"]
+    invocation = Invocation(str(bundle_dir), "server/attack.py", {"body": body}, limits, "tenant-a", key)
     try:
         return box.run(invocation, tenant_a_broker)
     except HandlerFailed as failed:
         return failed
+    finally:
+        if key is not None:  # the attack ran in the worker that served the harmless call
+            assert box.pool_stats()["starts"] == starts
 
 
-def attempt_on_a_concurrent_handler(box, bundle_dir, body: dict):
+def attempt_on_a_concurrent_handler(box, bundle_dir, body: dict, mode: str = "call"):
     """Start a victim handler that reports its pid and waits, then attack it from another handler."""
     write_bundle(
         bundle_dir,
@@ -394,23 +417,30 @@ def attempt_on_a_concurrent_handler(box, bundle_dir, body: dict):
     victim_result = []
     victim = threading.Thread(
         target=lambda: victim_result.append(
-            box.run(Invocation(str(bundle_dir), "server/victim.py", {}), victim_broker)
+            box.run(
+                Invocation(
+                    str(bundle_dir), "server/victim.py", {}, warm_key=warm_key(mode, "tenant-b", bundle_dir)
+                ),
+                victim_broker,
+            )
         )
     )
     victim.start()
     try:
         assert reported.wait(10), "the victim handler did not start"
-        return attempt(box, bundle_dir, "signal_a_concurrent_handler", {**body, "victim_pid": victim_pid[0]})
+        return attempt(
+            box, bundle_dir, "signal_a_concurrent_handler", {**body, "victim_pid": victim_pid[0]}, mode
+        )
     finally:
         attacked.set()
         victim.join(10)
         assert victim_result and victim_result[0].body == "survived"
 
 
-def run_attack(box, bundle_dir, attack: str, body: dict):
+def run_attack(box, bundle_dir, attack: str, body: dict, mode: str = "call"):
     if attack == "signal_a_concurrent_handler":
-        return attempt_on_a_concurrent_handler(box, bundle_dir, body)
-    return attempt(box, bundle_dir, attack, body)
+        return attempt_on_a_concurrent_handler(box, bundle_dir, body, mode)
+    return attempt(box, bundle_dir, attack, body, mode)
 
 
 def check(expected: str, result) -> None:
@@ -434,21 +464,23 @@ def test_this_host_runs_the_strongest_tier(sandbox):
     assert all(row[0] != OPEN for row in EXPECTED.values())
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("attack", sorted(EXPECTED))
-def test_attack_is_blocked_by_the_sandbox_the_platform_runs(sandbox, bundle_dir, targets, attack):
+def test_attack_is_blocked_by_the_sandbox_the_platform_runs(sandbox, bundle_dir, targets, attack, mode):
     """The probed sandbox, as the platform gets it from get_sandbox(): every row is blocked."""
-    result = run_attack(sandbox, bundle_dir, attack, targets)
+    result = run_attack(sandbox, bundle_dir, attack, targets, mode)
 
     check(EXPECTED[attack][sandbox.tier_level - 1], result)
     assert observe(result)[0] == BLOCKED
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("attack", sorted(EXPECTED))
-def test_attack_at_each_forced_tier(sandbox_at, bundle_dir, targets, attack, tier):
+def test_attack_at_each_forced_tier(sandbox_at, bundle_dir, targets, attack, tier, mode):
     if tier == 3 and not AS_ROOT:
         pytest.skip("tier 3's expectations assume the platform runs as root (and drops to the sandbox uid)")
-    result = run_attack(sandbox_at(tier), bundle_dir, attack, targets)
+    result = run_attack(sandbox_at(tier), bundle_dir, attack, targets, mode)
 
     check(EXPECTED[attack][tier - 1], result)
 

@@ -114,7 +114,7 @@ def test_replies_round_trip():
             protocol.DataCall("records.get", {"id": "1"}).encode(),
             protocol.DataCall("records.get", {"id": "1"}),
         ),
-        (protocol.encode_result(201, b'{"a":1}'), protocol.Result(201, {"a": 1})),
+        (protocol.encode_result(201, b'{"a":1}'), protocol.Result(201, {"a": 1}, 0)),
         (
             protocol.Failure("handler_error", "Traceback", "x").encode(),
             protocol.Failure("handler_error", "Traceback", "x"),
