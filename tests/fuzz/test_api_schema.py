@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import pytest
 import requests
-import schemathesis
-
-# Imported at collection, not lazily inside the first fixture: pytest rewrites a plugin's modules as
-# they are imported, with ast.parse, and on CPython 3.11 ast.parse races with any other thread's
-# (a live gateway's notifier logging a traceback parses source lines too; gh-106905), which raised
-# "SystemError: AST constructor recursion depth mismatch" in CI.
-import schemathesis.specs.openapi.schemas  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
-from schemathesis import GenerationMode
 
 from tests.fuzz.profile import fuzz_settings
 from tests.support import mcp_wire as wire
 from tests.support.leaks import leaks
+
+# Collected (and skipped) on a machine without the dev extra's schemathesis.
+schemathesis = pytest.importorskip("schemathesis")
+# Imported at collection, not lazily inside the first fixture: pytest rewrites a plugin's modules as
+# they are imported, with ast.parse, and on CPython 3.11 ast.parse races with any other thread's
+# (a live gateway's notifier logging a traceback parses source lines too; gh-106905), which raised
+# "SystemError: AST constructor recursion depth mismatch" in CI.
+pytest.importorskip("schemathesis.specs.openapi.schemas")
+GenerationMode = schemathesis.GenerationMode
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,7 @@
 """Notices: ``request.progress`` and ``request.log`` reach the broker without a reply, bounded."""
 
+import pytest
+
 from apps_runtime.call_events import notice_ops
 from apps_runtime.sandbox import BrokerError
 from apps_runtime.sandbox.runtime import protocol
@@ -154,5 +156,28 @@ def test_the_host_checks_every_notice_itself():
 def test_without_events_notices_are_checked_and_dropped():
     ops = notice_ops(None)
 
-    ops[protocol.PROGRESS]({"done": 1})
-    ops[protocol.LOG]({"level": "info", "message": "x"})
+    # Checked: the same bad notices the host refuses with events are refused without them.
+    for op, bad in ((protocol.PROGRESS, {"done": "1"}), (protocol.LOG, {"level": "loud", "message": "x"})):
+        with pytest.raises(BrokerError):
+            ops[op](bad)
+    # Dropped: a valid notice gets no reply (nothing goes back to the child) and nothing fails.
+    assert ops[protocol.PROGRESS]({"done": 1}) is None
+    assert ops[protocol.LOG]({"level": "info", "message": "x"}) is None
+
+
+def test_a_handler_run_without_events_keeps_its_log_and_drops_the_notices(run_handler):
+    data_calls: list = []
+
+    outcome = run_handler(
+        """
+        def handle(request):
+            request.progress(1, 2, "half")
+            request.log("info", "noted")
+            return {"ok": True}
+        """,
+        broker=broker_for(None, data_calls),
+    )
+
+    assert outcome.body == {"ok": True}
+    assert data_calls == []  # no notice became a data call
+    assert "[info] noted" in outcome.logs
