@@ -44,7 +44,7 @@ from jsonschema.exceptions import UnknownType, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
-from core.error_ids import new_error_id
+from core.error_ids import error_id_note, new_error_id
 
 logger = logging.getLogger(__name__)
 
@@ -369,7 +369,8 @@ class SchemaValidator:
             detail = f"{type(err).__name__}: {err}"[:300]
             logger.warning("A schema could not be applied (error id %s): %s", error_id, detail)
             message = (
-                f"the schema cannot be applied (error id {error_id}): it is broken or refers outside itself"
+                f"the schema cannot be applied {error_id_note(error_id)}: "
+                "it is broken or refers outside itself"
             )
             errors = [ValidationError(message)]
         yield from errors

@@ -17,6 +17,7 @@ from apps_runtime.exceptions import (
 )
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
 from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
+from core.error_ids import error_id_note
 from core.problems import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for, caller_for_token
@@ -98,7 +99,7 @@ def _failure_response(result: RouteResult) -> JsonResponse:
     body = problem(
         result.status,
         result.error_code,
-        f"{title} (error id {result.error_id}); a tenant admin reads what happened at {result.error_url} "
+        f"{title} {error_id_note(result.error_id)}; a tenant admin reads what happened at {result.error_url} "
         "or on the tenant console's Errors page",
         title=title,
         errorId=result.error_id,

@@ -17,6 +17,8 @@ from typing import Any
 
 from django.http import JsonResponse
 
+from core.error_ids import error_id_note
+
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
@@ -38,6 +40,12 @@ def problem_response(body: dict, *, headers: dict[str, str] | None = None) -> Js
     if body["status"] == 401 and "WWW-Authenticate" not in response:
         response["WWW-Authenticate"] = "Bearer"
     return response
+
+
+def server_error_response(error_id: str) -> JsonResponse:
+    """The one 500: a problem whose only detail is the error id (the caller logged the cause under it)."""
+    body = problem(500, "server_error", f"Internal error {error_id_note(error_id)}.", errorId=error_id)
+    return problem_response(body, headers={"X-Error-Id": error_id})
 
 
 def error_response(exc: Exception) -> JsonResponse:

@@ -25,7 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.manifest import DeployRejected
 from core.error_ids import new_error_id
-from core.problems import error_response, phrase, problem, problem_response
+from core.problems import error_response, phrase, problem, problem_response, server_error_response
 from tenants.exceptions import TenantError
 
 logger = logging.getLogger("lowcode_platform.api")
@@ -45,8 +45,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
         return problem_response(_drf_problem(exc, response.status_code), headers=headers)
     error_id = new_error_id()
     logger.exception("unhandled API error %s", error_id)
-    body = problem(500, "server_error", f"Internal error (error id {error_id}).", errorId=error_id)
-    return problem_response(body, headers={"X-Error-Id": error_id})
+    return server_error_response(error_id)
 
 
 def _drf_problem(exc: Exception, status: int) -> dict:
@@ -85,5 +84,4 @@ def server_error(request: Any) -> JsonResponse:
     """
     error_id = new_error_id()
     logger.error("unhandled error (error id %s)", error_id, exc_info=sys.exc_info())
-    body = problem(500, "internal_error", f"internal error (error id {error_id})", errorId=error_id)
-    return problem_response(body, headers={"X-Error-Id": error_id})
+    return server_error_response(error_id)

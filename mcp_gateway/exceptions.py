@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND
 
+from core.error_ids import error_id_note
+
 
 class Unavailable(Exception):
     """Something the caller may not use, or that does not exist: alike on the wire (JSON-RPC -32602)."""
@@ -72,7 +74,7 @@ class InternalError(Exception):
 
     def __init__(self, error_id: str):
         self.error_id = error_id
-        super().__init__(f"Internal error (error id {error_id})")
+        super().__init__(f"Internal error {error_id_note(error_id)}")
 
 
 class GatewayRefused(Exception):

@@ -1,6 +1,7 @@
 """Errors raised by the sandbox to its callers, and by brokers to the sandbox."""
 
-from .error_ids import new_error_id
+from core.error_ids import error_id_note, new_error_id
+
 from .runtime.protocol import DATA_CALL_ERROR_CODES, HANDLER_FAILURES
 
 
@@ -19,7 +20,7 @@ class HandlerFailed(Exception):
         self.trace = trace
         self.logs = logs
         self.http_status, self.title = HANDLER_FAILURES[kind]
-        super().__init__(f"{self.title} (error id {self.error_id})")
+        super().__init__(f"{self.title} {error_id_note(self.error_id)}")
 
     def __reduce__(self):
         return (_rebuild_handler_failed, (self.kind, self.error_id, self.trace, self.logs))

@@ -30,7 +30,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
-from core.error_ids import new_error_id
+from core.error_ids import error_id_note, new_error_id
 
 logger = logging.getLogger("mcp_gateway.protocol.concurrency")
 
@@ -59,7 +59,7 @@ class TenantBusy(MCPError):
         super().__init__(
             SERVER_BUSY,
             f"This workspace already has {share} calls running and {reason}; "
-            f"retry in {self.retry_after} s (error id {self.error_id}).",
+            f"retry in {self.retry_after} s {error_id_note(self.error_id)}.",
             {"errorId": self.error_id, "retryAfter": self.retry_after},
         )
 

@@ -15,7 +15,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from apps_runtime.sandbox.error_ids import new_error_id
+from core.error_ids import new_error_id
 from mcp_gateway.exceptions import (
     InternalError,
     InvalidCursor,

@@ -28,7 +28,7 @@ from django.db import connections, router
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
-from apps_runtime.sandbox.error_ids import new_error_id
+from core.error_ids import new_error_id
 from core.metrics import REFUSED_TOOL, record_tool_call
 from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit

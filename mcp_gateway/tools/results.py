@@ -9,6 +9,7 @@ import mcp.types as types
 
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import SchemaValidator
+from core.error_ids import error_id_note
 from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.links import NoLinkOrigin
 from mcp_gateway.tools.output_budget import OutputBudget, OverBudget, cut_to_budget, truncation_note
@@ -131,7 +132,7 @@ def route_result(
         if result.timeout_ms is not None:
             what = f"Tool timed out after {result.timeout_ms / 1000:g} s (the route's time limit)"
         return error_result(
-            f"{what} (error id {result.error_id}). A tenant admin reads what happened at "
+            f"{what} {error_id_note(result.error_id)}. A tenant admin reads what happened at "
             f"{result.error_url} or on the tenant console's Errors page."
         )
     if result.status >= 400:

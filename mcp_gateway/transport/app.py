@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from core.error_ids import new_error_id
+from core.error_ids import error_id_note, new_error_id
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, current_request
@@ -150,7 +150,7 @@ class Gateway:
             error_id = new_error_id()
             logger.exception("MCP request failed: database unavailable (error id %s)", error_id)
             body = {
-                "error": f"The platform is briefly unavailable; retry (error id {error_id}).",
+                "error": f"The platform is briefly unavailable; retry {error_id_note(error_id)}.",
                 "errorId": error_id,
             }
             await _send_json(send, 503, body, [(b"retry-after", b"5")])
@@ -295,7 +295,9 @@ async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySes
         "id": None,
         "error": {
             "code": SERVER_BUSY,
-            "message": f"{refused} Close unused sessions (HTTP DELETE) or retry later (error id {error_id}).",
+            "message": (
+                f"{refused} Close unused sessions (HTTP DELETE) or retry later {error_id_note(error_id)}."
+            ),
             "data": {"errorId": error_id, "limit": refused.scope, "retryAfter": retry_after},
         },
     }

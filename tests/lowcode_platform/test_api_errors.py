@@ -73,3 +73,20 @@ def test_a_surprise_is_a_500_with_only_an_error_id(caplog):
     assert response["X-Error-Id"] == body["errorId"] and body["errorId"] in body["detail"]
     assert "hunter2" not in response.content.decode() and "/srv/host" not in response.content.decode()
     assert body["errorId"] in caplog.text
+
+
+def test_a_surprise_outside_the_api_is_the_same_500_body(client, settings, caplog):
+    settings.ROOT_URLCONF = "tests.lowcode_platform.boom_urls"
+    client.raise_request_exception = False
+
+    response = client.get("/boom")
+
+    body = json.loads(response.content)
+    api = json.loads(exception_handler(RuntimeError("x"), {}).content)
+    assert (response.status_code, response["Content-Type"]) == (500, PROBLEM)
+    assert response["X-Error-Id"] == body["errorId"] != api["errorId"]
+    assert body["detail"] == api["detail"].replace(api["errorId"], body["errorId"])
+    assert {k: v for k, v in body.items() if k not in ("detail", "errorId")} == {
+        k: v for k, v in api.items() if k not in ("detail", "errorId")
+    }
+    assert "hunter2" not in response.content.decode() and body["errorId"] in caplog.text

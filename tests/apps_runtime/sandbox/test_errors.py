@@ -7,7 +7,7 @@ import time
 import pytest
 
 from apps_runtime.sandbox import HandlerFailed
-from apps_runtime.sandbox.error_ids import new_error_id
+from core.error_ids import new_error_id
 
 ULID = re.compile(r"^err_[0-9A-HJKMNP-TV-Z]{26}$")
 
