@@ -6,21 +6,15 @@ the form (see ``add_action_error``), so the console and the API give the same an
 
 from __future__ import annotations
 
-import re
-
 from django import forms
 
 from apps_runtime.models import JobRun
 from mcp_gateway.models import ToolCallAudit
 from tenants.exceptions import InvalidValue, TenantError
 from tenants.models import ApiToken, Membership
+from tenants.roles import parse_roles
 from tenants.tenant_settings import SETTINGS, parse_setting_text
 from tenants.tokens import TOKEN_MAX_DAYS
-
-
-def split_roles(text: str) -> list[str]:
-    """Role names typed as a comma- or space-separated list."""
-    return [role for role in re.split(r"[\s,]+", text or "") if role]
 
 
 def add_action_error(form: forms.Form, err: TenantError) -> None:
@@ -54,7 +48,7 @@ class MemberAddForm(forms.Form):
     admin = forms.BooleanField(required=False, label="Tenant admin")
 
     def role_list(self) -> list[str]:
-        return split_roles(self.cleaned_data["roles"])
+        return parse_roles(self.cleaned_data["roles"])
 
 
 class MemberUpdateForm(forms.Form):
@@ -62,7 +56,7 @@ class MemberUpdateForm(forms.Form):
     admin = forms.BooleanField(required=False, label="Tenant admin")
 
     def role_list(self) -> list[str]:
-        return split_roles(self.cleaned_data["roles"])
+        return parse_roles(self.cleaned_data["roles"])
 
 
 class TokenIssueForm(forms.Form):

@@ -7,13 +7,14 @@ import json
 from django.http import HttpRequest, HttpResponse
 
 from console.access import TenantPage, tenant_page
-from console.forms import PreviewForm, add_action_error, split_roles
+from console.forms import PreviewForm, add_action_error
 from console.pages import render_page
 from console.reach import who_reaches
 from mcp_gateway.tools import preview
 from mcp_gateway.tools.catalog import catalog_for
 from tenants.exceptions import TenantError
 from tenants.models import ApiToken, Membership
+from tenants.roles import parse_roles
 
 
 @tenant_page(admin=True)
@@ -69,7 +70,7 @@ def _preview(tenant, data: dict) -> preview.Preview:
     if data["as_"] == "member":
         return preview.preview(tenant, preview.member_caller(tenant, data["member"], read_only=read_only))
     if data["as_"] == "roles":
-        roles = split_roles(data["roles"])
+        roles = parse_roles(data["roles"])
         return preview.preview(tenant, preview.role_caller(tenant, roles, read_only=read_only))
     caller, refusal = preview.token_caller(tenant, data["token"])
     return preview.preview(tenant, caller, refusal=refusal)

@@ -12,6 +12,7 @@ from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools import preview
 from tenants.api.views import TenantAPIView
 from tenants.callers import Caller
+from tenants.roles import parse_roles
 
 MAX_ROWS = 500
 
@@ -83,5 +84,5 @@ class ToolPreviewView(TenantAPIView):
         read_only = read_only == "true"
         if "member" in params:
             return preview.member_caller(self.tenant, params["member"], read_only=read_only)
-        roles = [role for role in params["roles"].split(",") if role]
+        roles = parse_roles(params["roles"])
         return preview.role_caller(self.tenant, roles, read_only=read_only)

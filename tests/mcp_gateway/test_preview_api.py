@@ -125,3 +125,11 @@ def test_the_preview_changes_nothing(as_admin, acme, deploy):
     before = acme.audit_log.count(), type(acme).objects.get(pk=acme.pk).state_version
     as_admin.get(URL, {"member": "writer"})
     assert (acme.audit_log.count(), type(acme).objects.get(pk=acme.pk).state_version) == before
+
+
+def test_a_roles_list_with_spaces_is_read_as_the_console_and_the_command_read_it(as_admin, acme, deploy):
+    deploy(acme)
+    tight = as_admin.get(URL, {"roles": "case_reader,case_writer"}).json()
+
+    assert as_admin.get(URL, {"roles": "case_reader, case_writer"}).json() == tight
+    assert as_admin.get(URL, {"roles": " case_reader  case_writer ,"}).json() == tight

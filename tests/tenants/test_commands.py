@@ -62,6 +62,12 @@ def test_add_member_creates_the_user_with_roles(make_tenant):
     assert "alice" in out
 
 
+def test_add_member_reads_a_roles_list_with_spaces_as_the_console_and_the_api_do(make_tenant):
+    tenant = make_tenant("acme")
+    run("add_member", "acme", "alice", "--roles", " case_reader, case_writer ")
+    assert Membership.objects.for_tenant(tenant).get().roles == ["case_reader", "case_writer"]
+
+
 def test_add_member_again_replaces_roles(make_tenant):
     tenant = make_tenant("acme")
     run("add_member", "acme", "alice", "--roles", "a")

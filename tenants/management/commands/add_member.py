@@ -5,6 +5,7 @@ from django.core.management.base import CommandParser
 from tenants.actions import add_member
 from tenants.management.base import TenantCommand
 from tenants.models import Tenant
+from tenants.roles import parse_roles
 
 
 class Command(TenantCommand):
@@ -18,7 +19,7 @@ class Command(TenantCommand):
         parser.add_argument("--superuser", action="store_true", help="make the user a platform superuser")
 
     def handle_tenant(self, tenant: Tenant, **options: Any) -> None:
-        roles = [r.strip() for r in options["roles"].split(",") if r.strip()]
+        roles = parse_roles(options["roles"])
         membership = add_member(
             tenant,
             options["user"],
