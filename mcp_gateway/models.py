@@ -81,7 +81,7 @@ class ToolTask(TenantOwned):
         CANCELLED = "cancelled"
 
     task_id = models.CharField(max_length=64, unique=True)
-    owner = models.CharField(max_length=80)  # "token:<id>", "grant:<id>" or "user:<id>"
+    owner = models.CharField(max_length=80)  # Caller.credential_key: "token:<id>", "grant:<id>", "user:<id>"
     caller = models.JSONField()  # the Caller at creation, without its tenant: the run acts as it
     wire_name = models.CharField(max_length=128)
     arguments = models.JSONField()

@@ -41,6 +41,30 @@ class Caller:
     def is_authenticated(self) -> bool:
         return self.user_id is not None or self.is_service
 
+    @property
+    def person_key(self) -> str:
+        """Who this is, whatever credential they came with: ``user:<id>``, ``service:<username>``
+        (an app job) or ``anonymous``. A per-user rate limit counts by it."""
+        if self.user_id is not None:
+            return f"user:{self.user_id}"
+        if self.is_service:
+            return f"service:{self.username}"
+        return "anonymous"
+
+    @property
+    def credential_key(self) -> str:
+        """Which credential this caller came with: ``token:<id>`` (an API token), ``grant:<id>`` (an
+        OAuth connection), else the ``person_key`` (a signed-in session, an app job).
+
+        The one rule for "the same credential": who may ride an MCP session, answer a confirmation
+        or read a task (stored as ``ToolTask.owner``). A token and a grant are never both set.
+        """
+        if self.token_id is not None:
+            return f"token:{self.token_id}"
+        if self.oauth_grant_id is not None:
+            return f"grant:{self.oauth_grant_id}"
+        return self.person_key
+
     def as_handler_user(self) -> dict | None:
         """The ``request.user`` a handler sees."""
         if not self.is_authenticated:
@@ -75,7 +99,7 @@ def caller_for(
 class CallerCache:
     """The callers this process resolved, by credential, each valid only under the stamp it was made at.
 
-    The key names the credential (``credential_key`` of a secret, or a grant's id), never a secret.
+    The key names the credential (``secret_digest`` of a secret, or a grant's id), never a secret.
 
     A stamp holds everything a caller was derived from: the tenant's ``state_key`` (which every
     membership, role and setting change moves) and the facts of the credential and its user read
@@ -103,7 +127,7 @@ class CallerCache:
         self._entries.clear()
 
 
-def credential_key(credential: str) -> str:
+def secret_digest(credential: str) -> str:
     """What a credential is cached under: its hash, so no secret sits in memory longer than a request."""
     return hashlib.sha256(credential.encode()).hexdigest()
 
@@ -133,7 +157,7 @@ def caller_for_token(tenant: Tenant, raw: str, token: ApiToken | None | Unread =
     if token.tenant_id != tenant.pk:
         raise InvalidToken("issued for another tenant")
     user = token.user
-    key = credential_key(raw)
+    key = secret_digest(raw)
     stamp = (tenant.state_key, token.pk, token.read_only, user.pk, user.get_username(), user.is_superuser)
     cached = callers.get(key, stamp)
     if cached is not None:

@@ -39,10 +39,8 @@ def applicable_limit(tenant: Tenant, entry: CatalogEntry) -> RateLimit | None:
 
 
 def _who(limit: RateLimit, caller: Caller) -> str:
-    if limit.scope == "tenant":
-        return "t"
-    # Service principals (app jobs) have no user id; their username names them.
-    return f"u{caller.user_id}" if caller.user_id is not None else f"n{caller.username}"
+    # A per-user limit counts the person across their tokens and connections, not one credential.
+    return "tenant" if limit.scope == "tenant" else caller.person_key
 
 
 def _refusal(entry: CatalogEntry, limit: RateLimit, retry_after: int) -> types.CallToolResult:

@@ -40,15 +40,6 @@ class Swept:
     purged: int = 0  # past their TTL: deleted
 
 
-def owner_key(caller: Caller) -> str:
-    """The credential a task belongs to: its token, else its OAuth grant, else its user."""
-    if caller.token_id is not None:
-        return f"token:{caller.token_id}"
-    if caller.oauth_grant_id is not None:
-        return f"grant:{caller.oauth_grant_id}"
-    return f"user:{caller.user_id}"
-
-
 def caller_snapshot(caller: Caller) -> dict[str, Any]:
     data = {f.name: getattr(caller, f.name) for f in fields(Caller) if f.name != "tenant_id"}
     data["roles"] = sorted(caller.roles)
@@ -76,7 +67,7 @@ def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_
         TaskLimitReached: the credential, the member or the tenant has too many unfinished tasks, or
             the tenant too many that have not started yet.
     """
-    owner = owner_key(caller)
+    owner = caller.credential_key
     unfinished = _unfinished(tenant)
     per_caller, per_tenant = settings.TASK_MAX_ACTIVE_PER_CALLER, settings.TASK_MAX_ACTIVE_PER_TENANT
     if unfinished.filter(owner=owner).count() >= per_caller:
@@ -117,7 +108,9 @@ def _link_origin() -> str:
 
 
 def _owned(tenant: Tenant, caller: Caller) -> QuerySet[ToolTask]:
-    return ToolTask.objects.for_tenant(tenant).filter(owner=owner_key(caller), expires_at__gt=timezone.now())
+    return ToolTask.objects.for_tenant(tenant).filter(
+        owner=caller.credential_key, expires_at__gt=timezone.now()
+    )
 
 
 def owned(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:

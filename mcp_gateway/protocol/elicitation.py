@@ -150,7 +150,7 @@ def _modern_round(
 
 
 def _binding(gw: GatewayRequest, params: types.CallToolRequestParams) -> dict[str, str]:
-    return {"who": principal_of(gw), "tool": params.name, "args": arguments_hash(params.arguments or {})}
+    return {"who": _answerer(gw), "tool": params.name, "args": arguments_hash(params.arguments or {})}
 
 
 def _new_state(gw: GatewayRequest, params: types.CallToolRequestParams) -> str:
@@ -194,17 +194,16 @@ class _SpentNonces:
 _spent = _SpentNonces()
 
 
-def principal_of(gw: GatewayRequest) -> str:
-    """Who may answer a confirmation: this tenant, user and credential (token or OAuth connection)."""
-    caller = gw.caller
-    return f"t{caller.tenant_id}:u{caller.user_id}:k{caller.token_id}:g{caller.oauth_grant_id}"
+def _answerer(gw: GatewayRequest) -> str:
+    """Who may answer a confirmation: the same credential, in the same tenant."""
+    return f"t{gw.caller.tenant_id}:{gw.caller.credential_key}"
 
 
 def _bound_principal(ctx: ServerRequestContext) -> str | None:
     gw = ctx.request.scope.get(GATEWAY_SCOPE_KEY) if ctx.request is not None else None
     if gw is None:
         raise MCPError(types.INVALID_REQUEST, "Not authenticated")  # the boundary fails closed on this
-    return principal_of(gw)
+    return _answerer(gw)
 
 
 class AuditedRequestStateBoundary(RequestStateBoundary):

@@ -40,8 +40,6 @@ from mcp_gateway.transport.auth import (
     RequireCaller,
     authenticate,
     endpoint_tenant,
-    member_of,
-    principal_of,
     resource_metadata,
 )
 from mcp_gateway.transport.sessions import (
@@ -192,7 +190,7 @@ class Gateway:
             return
         limits = session_limits()
         try:
-            owner = Owner(principal=principal_of(gw), member=member_of(gw))
+            owner = Owner(principal=gw.caller.credential_key, member=gw.caller.person_key)
             reservation = self.ledger.reserve(gw.tenant.pk, owner, limits)
         except TooManySessions as refused:
             await _too_many_sessions(send, gw, refused)

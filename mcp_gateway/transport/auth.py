@@ -130,7 +130,7 @@ class EndpointTokenVerifier:
             return None
         # The session belongs to the token, or to the OAuth connection whose refreshed access
         # tokens keep it (the SDK compares client_id and subject; the caps count by it).
-        principal = principal_of(gw)
+        principal = gw.caller.credential_key
         return GatewayAccessToken(
             token=principal,
             client_id=f"tenant:{gw.tenant.pk}",
@@ -140,20 +140,6 @@ class EndpointTokenVerifier:
             resource=self.resource if gw.caller.oauth_grant_id is None else audience,
             gateway=gw,
         )
-
-
-def principal_of(gw: GatewayRequest) -> str:
-    """Who opened a session: the API token, or the OAuth connection."""
-    if gw.caller.oauth_grant_id is not None:
-        return f"oauth:{gw.caller.oauth_grant_id}"
-    return f"token:{gw.caller.token_id}"
-
-
-def member_of(gw: GatewayRequest) -> str:
-    """The member behind the credential: every token and OAuth connection of one user counts together."""
-    if gw.caller.user_id is not None:
-        return f"user:{gw.caller.user_id}"
-    return principal_of(gw)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -108,6 +108,14 @@ def test_each_caller_has_their_own_count_under_user_scope(mcp_url, app, make_tok
     assert [r.is_error for r in calls(mcp_url(), writer, *[(LISTING, {})] * 2)] == [False, False]
 
 
+def test_a_user_scope_limit_counts_the_person_across_their_tokens(mcp_url, app, make_token):
+    first, second = make_token(app, "reader")[1], make_token(app, "reader")[1]
+
+    assert [r.is_error for r in calls(mcp_url(), first, *[(LISTING, {})] * 2)] == [False, False]
+
+    assert calls(mcp_url(), second, (LISTING, {}))[0].is_error
+
+
 def test_tenant_scope_counts_every_caller_together(mcp_url, acme, deploy, make_token, rate_backend, clock):
     deploy(acme, limited({"calls": 2, "per": "hour", "scope": "tenant"}, "listing"))
     reader, writer = make_token(acme, "reader")[1], make_token(acme, "writer")[1]
