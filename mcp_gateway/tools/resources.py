@@ -36,6 +36,7 @@ from apps_runtime.records import RecordsScope, get_record
 from apps_runtime.resource_uris import UriPattern
 from apps_runtime.routes import compile_route
 from apps_runtime.wire_names import wire_name
+from core.error_ids import error_id_note
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import audited_call
@@ -191,7 +192,7 @@ def run_read_route(
     if result.failed:
         req.audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
         raise RouteAnswerRefused(
-            types.INTERNAL_ERROR, f"The app's handler failed (error id {result.error_id})"
+            types.INTERNAL_ERROR, f"The app's handler failed {error_id_note(result.error_id)}"
         )
     if result.status in (401, 403, 404):
         raise ResourceNotFound(req.uri)
