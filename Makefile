@@ -27,10 +27,12 @@ system-deps:
 	bash .ci/install-system-deps
 
 # The sandbox probe prints the isolation tier the demo gets (the strongest this host supports; nothing
-# forces one) and a loud warning at tier 3.
+# forces one). Tier 3 lets handlers reach services on loopback, so the demo refuses it unless named:
+# `make demo SANDBOX_MIN_TIER=3` on a host without bubblewrap or Landlock (a loud warning then).
 demo: install
 	$(PY) manage.py migrate --noinput
-	$(PY) -m apps_runtime.sandbox --bundle-root $${PLATFORM_VAR_DIR:-var}/bundles
+	$(PY) -m apps_runtime.sandbox --bundle-root $${PLATFORM_VAR_DIR:-var}/bundles --min-tier $${SANDBOX_MIN_TIER:-2} \
+		|| { echo "No isolation tier 1 or 2 on this host: install bubblewrap, or accept tier 3 with make demo SANDBOX_MIN_TIER=3"; exit 1; }
 	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT)
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 

@@ -334,7 +334,10 @@ SANDBOX_BUNDLE_DIR = VAR_DIR / "bundles"
 SANDBOX_BUNDLE_DIR.mkdir(exist_ok=True)
 # Isolation tiers: 1 namespaces (bubblewrap), 2 Landlock + seccomp, 3 resource limits and a uid drop.
 # The server refuses to start below SANDBOX_MIN_TIER; SANDBOX_TIER forces one (tests, benchmarks).
-SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 3 if DEBUG else 2)
+# Tier 3 confines files and processes but not the network: a handler there reaches TCP services on
+# loopback (Redis, PostgreSQL, this platform). So the default refuses it, with DEBUG too (make demo):
+# an operator who accepts that names it, SANDBOX_MIN_TIER=3.
+SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 2)
 SANDBOX_TIER = os.environ.get("SANDBOX_TIER") or None
 # 0: twice the host's cores, at least 4 (apps_runtime.sandbox.supervisor.default_per_tenant).
 SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 0)

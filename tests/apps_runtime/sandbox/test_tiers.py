@@ -317,7 +317,7 @@ def test_the_probe_command_prints_the_tier_and_warns_loudly_at_tier_3(bundles_ro
 
 
 def test_the_platform_probes_for_the_strongest_tier_whatever_minimum_it_allows():
-    # make demo runs with DEBUG=true, whose SANDBOX_MIN_TIER allows tier 3; nothing may force it.
+    # make demo runs with the default SANDBOX_MIN_TIER (2; 3 only when named); nothing may force a tier.
     assert settings.SANDBOX_TIER is None
     django_apps.get_app_config("apps_runtime").ready()  # the sandbox as the server configures it
 
