@@ -43,6 +43,8 @@ BOUNDS = {
     "RETENTION_JOB_RUN_DAYS": Bound(float, 0.01),
     "RETENTION_JOB_RUNS_PER_TENANT": Bound(int, 1),
     "RECORDS_QUERY_MAX_WHERE_KEYS": Bound(int, 1),
+    "RECORDS_HEAVY_READ_BYTES": Bound(int, 1),
+    "RECORDS_HEAVY_READS_PER_TENANT": Bound(int, 1),
     "RECORDS_MAX_RECORD_BYTES": Bound(int, 1),
     "RECORDS_TENANT_QUOTA_BYTES": Bound(int, 1),
 }

@@ -21,6 +21,7 @@ from ulid import ULID
 from apps_runtime import record_quota
 from apps_runtime.compiled import Collection, CompiledVersion
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
+from apps_runtime.heavy_reads import heavy_read
 from apps_runtime.json_values import is_text, value_problem
 from apps_runtime.models import Record
 from tenants.callers import Caller
@@ -147,13 +148,20 @@ def query_records(
     order_by: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    max_bytes: int | None = None,
 ) -> dict:
     """A page of records matching equality filters, with an opaque cursor for the next page.
+
+    The page ends early when its records' data would pass ``max_bytes`` (the first record always
+    comes): sizes are read first, and only the records that fit are loaded, so a page of large
+    records never costs more memory than its caller can send on (an output budget, a response
+    limit). The cursor then continues after the last record returned.
 
     Raises:
         RecordNotFound: no such collection.
         PermissionDenied: the caller may not read the collection.
         RuntimeDomainError: filters, ordering, limit or cursor outside ``check_query``'s rules.
+        HeavyReadsBusy: the page is large and the tenant already runs its share of large reads.
     """
     found = _collection(scope, collection, write=False)
     check_query(where, order_by, limit)
@@ -161,12 +169,26 @@ def query_records(
     query_key = _query_key(collection, where, order_by)
     offset = _read_cursor(cursor, query_key)
     rows = _filtered(_rows(scope, found), where).order_by(*_ordering(order_by))
-    page = list(rows[offset : offset + limit + 1])
+    window = list(rows.values_list("pk", "size_bytes")[offset : offset + limit + 1])
+    keys, size = _fitting(window[:limit], max_bytes)
+    with heavy_read(scope.tenant_id, size):
+        loaded = {row.pk: row for row in Record.objects.for_tenant(scope.tenant_id).filter(pk__in=keys)}
+    page = [loaded[pk] for pk in keys if pk in loaded]  # a record deleted meanwhile is skipped
     next_cursor = None
-    if len(page) > limit:
-        page = page[:limit]
-        next_cursor = signing.dumps({"o": offset + limit, "q": query_key}, salt=_CURSOR_SALT)
+    if len(window) > len(keys):
+        next_cursor = signing.dumps({"o": offset + len(keys), "q": query_key}, salt=_CURSOR_SALT)
     return {"items": [serialize(r) for r in page], "next_cursor": next_cursor}
+
+
+def _fitting(window: list[tuple[int, int]], max_bytes: int | None) -> tuple[list[int], int]:
+    """The keys of the leading records whose data fits ``max_bytes`` (at least one), and their size."""
+    keys, used = [], 0
+    for pk, size in window:
+        if keys and max_bytes is not None and used + size > max_bytes:
+            break
+        keys.append(pk)
+        used += size
+    return keys, used
 
 
 def check_query(where: Any, order_by: Any, limit: Any) -> None:

@@ -29,6 +29,8 @@ def _records_ops(scope: RecordsScope) -> dict[str, Callable[[dict], Any]]:
             order_by=a.get("order_by"),
             limit=a.get("limit", 50),
             cursor=a.get("cursor"),
+            # A page the handler could not return anyway is not loaded whole.
+            max_bytes=settings.SANDBOX_MAX_RESPONSE_BYTES,
         ),
         protocol.RECORDS_GET: lambda a: records.get_record(scope, a.get("collection"), a.get("id")),
         protocol.RECORDS_CREATE: lambda a: records.create_record(scope, a.get("collection"), a.get("data")),

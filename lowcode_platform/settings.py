@@ -369,6 +369,10 @@ RETENTION_AUDIT_ROWS_PER_TENANT = _env_int("RETENTION_AUDIT_ROWS_PER_TENANT", 10
 # Records: a query's filters stay few (each is a JSON key lookup), and a tenant's storage is bounded
 # per record and in total (sizes are compact UTF-8 JSON bytes of the record's data).
 RECORDS_QUERY_MAX_WHERE_KEYS = _env_int("RECORDS_QUERY_MAX_WHERE_KEYS", 20)
+# A query page is cut at its byte budget before its records are loaded; one loading more than
+# RECORDS_HEAVY_READ_BYTES holds one of the tenant's RECORDS_HEAVY_READS_PER_TENANT slots (per process).
+RECORDS_HEAVY_READ_BYTES = _env_int("RECORDS_HEAVY_READ_BYTES", 1024 * 1024)
+RECORDS_HEAVY_READS_PER_TENANT = _env_int("RECORDS_HEAVY_READS_PER_TENANT", 2)
 RECORDS_MAX_RECORD_BYTES = _env_int("RECORDS_MAX_RECORD_BYTES", 256 * 1024)
 RECORDS_TENANT_QUOTA_BYTES = _env_int("RECORDS_TENANT_QUOTA_BYTES", 100 * 1024 * 1024)
 

@@ -11,6 +11,7 @@ from apps_runtime.dispatch import load_app
 from apps_runtime.exceptions import AppNotFound
 from apps_runtime.models import App
 from apps_runtime.records import RecordsScope
+from mcp_gateway.tools.output_budget import output_budget
 from mcp_gateway.tools.tool_search import search_tools
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -50,6 +51,8 @@ def records_query(tenant: Tenant, caller: Caller, args: dict) -> dict:
         order_by=args.get("order_by"),
         limit=args.get("limit", 50),
         cursor=args.get("cursor"),
+        # Stop at the output budget (a built-in tool's is the tenant's): what would be cut is not read.
+        max_bytes=output_budget(tenant, None, None).max_bytes,
     )
 
 

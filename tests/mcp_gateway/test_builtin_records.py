@@ -5,8 +5,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from apps_runtime import heavy_reads
+from apps_runtime.compiled import compiled_version
 from apps_runtime.exceptions import RuntimeDomainError
-from apps_runtime.models import Record
+from apps_runtime.models import App, Record
+from apps_runtime.records import RecordsScope, create_record, query_records
 from mcp_gateway.tools.builtins import BUILTINS
 from tenants.callers import caller_for
 from tenants.scoping import access_user
@@ -129,3 +132,42 @@ def test_the_built_in_tool_applies_the_records_rule_itself_not_only_its_schema(a
     ):
         with pytest.raises(RuntimeDomainError):
             BUILTINS["records_query"](acme, caller, {**CASES, **arguments})
+
+
+def test_records_query_stops_reading_at_the_output_budget_and_pages_on_from_there(calls, acme):
+    """Issue 26 item 8: a page of large records was loaded whole (~50 MB) before the budget cut it."""
+    assert acme.setting("maxOutputTokens") == 20_000  # the default budget: ~80 KB of JSON
+    big = "x" * 30_000
+    calls("writer", [("records_create", {**CASES, "data": {"client_name": f"{n} {big}"}}) for n in range(8)])
+
+    first, *rest = calls("reader", [("records_query", {**CASES, "limit": 8, "order_by": "created_at"})])
+    page = first.structured_content
+    assert first.is_error is False
+    # Only the records that fit were read: no "truncated" cut after the fact, a cursor instead.
+    assert "truncated" not in page and 1 <= len(page["items"]) < 8 and page["next_cursor"]
+    seen = [item["data"]["client_name"].split()[0] for item in page["items"]]
+    cursor = page["next_cursor"]
+    while cursor:
+        [more] = calls(
+            "reader", [("records_query", {**CASES, "limit": 8, "order_by": "created_at", "cursor": cursor})]
+        )
+        seen += [item["data"]["client_name"].split()[0] for item in more.structured_content["items"]]
+        cursor = more.structured_content["next_cursor"]
+    assert seen == [str(n) for n in range(8)]  # every record once, in order
+
+
+@pytest.mark.django_db
+def test_large_record_reads_of_one_tenant_are_bounded_at_once(acme, deploy, settings, monkeypatch):
+    settings.RECORDS_HEAVY_READ_BYTES, settings.RECORDS_HEAVY_READS_PER_TENANT = 1000, 1
+    deploy(acme)
+    app = App.objects.for_tenant(acme).get(name="cases")
+    caller = caller_for(acme, access_user("writer"))
+    scope = RecordsScope(acme.pk, app.pk, compiled_version(app.active_version), caller)
+    for _ in range(2):
+        create_record(scope, "cases", {"client_name": "y" * 800})
+    monkeypatch.setattr(heavy_reads, "WAIT_SECONDS", 0.1)
+    with heavy_reads.heavy_read(acme.pk, 10_000):  # another call of the tenant holds the one slot
+        with pytest.raises(heavy_reads.HeavyReadsBusy) as busy:
+            query_records(scope, "cases", limit=2)
+        assert busy.value.status == 503
+        assert len(query_records(scope, "cases", limit=1)["items"]) == 1  # a small read still goes
