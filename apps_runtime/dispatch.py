@@ -38,6 +38,9 @@ from tenants.models import Tenant
 logger = logging.getLogger("apps_runtime.dispatch")
 
 
+ASKS_OUTSIDE_MCP = "This route asks its caller for input (request.ask), which only an MCP client can give."
+
+
 @dataclass(frozen=True)
 class LoadedApp:
     """An app with its active version, compiled."""
@@ -57,6 +60,7 @@ class RouteResult:
     timeout_ms: int | None = None  # the route's time limit, when that is what stopped the handler
     logs: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    asks: Any = None  # the handler asked its caller (``request.ask``): unchecked, from the sandbox
 
     @property
     def failed(self) -> bool:
@@ -167,12 +171,16 @@ def run_route(
     internal: bool = False,
     timeout_cap_ms: int | None = None,
     events: CallEvents | None = None,
+    answers: dict | None = None,
+    can_ask: tuple[str, ...] = (),
 ) -> RouteResult:
     """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
 
     ``timeout_cap_ms`` lets a run that nobody waits on synchronously (an MCP task) have a longer
     time limit than SANDBOX_MAX_TIMEOUT_MS, up to the route's own ``timeoutMs``. ``events`` receives
-    the handler's progress and log lines while it runs (``call_events``).
+    the handler's progress and log lines while it runs (``call_events``). ``answers`` are the caller's
+    answers to the handler's questions so far and ``can_ask`` the kinds of question its client takes
+    (``request.ask``); only an MCP tool call has them: elsewhere a handler that asks fails with 400.
 
     Raises:
         RouteNotFound, AuthenticationRequired, PermissionDenied: the caller may not run it.
@@ -187,6 +195,8 @@ def run_route(
         "params": params or {},
         "tool": tool,
         "user": caller.as_handler_user(),
+        "answers": answers or {},
+        "can_ask": list(can_ask),
     }
     scope = RecordsScope(
         tenant_id=loaded.app.tenant_id, app_id=loaded.app.pk, compiled=loaded.compiled, caller=caller
@@ -212,7 +222,9 @@ def run_route(
         # After the handler, not during it: without a broker (eager mode) a run executes in-process
         # when sent, and must not spend the time limit of the handler that queued it.
         send_on_commit(enqueued)
-    return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs)
+    if outcome.asks is not None and tool is None:
+        return RouteResult(status=400, body={"error": ASKS_OUTSIDE_MCP}, logs=outcome.logs)
+    return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs, asks=outcome.asks)
 
 
 def _failure_result(

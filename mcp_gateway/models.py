@@ -27,6 +27,7 @@ class ToolCallAudit(TenantOwned):
         DECLINED = "declined"  # the user declined or cancelled a confirmation; nothing ran
         RATE_LIMITED = "rate_limited"  # over the tool's rate limit; nothing ran
         TASK_CREATED = "task_created"  # answered at once with a task; the run is audited when it ends
+        INPUT_REQUIRED = "input_required"  # the handler asked its caller (request.ask); it runs again
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -40,6 +41,8 @@ class ToolCallAudit(TenantOwned):
     duration_ms = models.FloatField()
     error_id = models.CharField(max_length=40, blank=True)
     arguments_sha256 = models.CharField(max_length=64)
+    # The W3C trace id of the call (``traceparent`` in the request's ``_meta``), to find it in traces.
+    trace_id = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -36,3 +36,4 @@ class Outcome:
     body: Any
     logs: str
     duration_ms: float
+    asks: Any = None  # the questions of a handler that asked instead of answering (``request.ask``)

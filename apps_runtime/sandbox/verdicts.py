@@ -91,7 +91,9 @@ def _from_final(invocation: Invocation, t: Transcript) -> Outcome:
     if type(final) is protocol.Result:
         status = final.status
         if handler_status_allowed(status):
-            return Outcome(status=status, body=final.body, logs=_logs(t), duration_ms=t.duration_ms)
+            return Outcome(
+                status=status, body=final.body, logs=_logs(t), duration_ms=t.duration_ms, asks=final.asks
+            )
         trace = (
             f"handle() answered with status {status!r:.40}; use an int from 200 to 599 other than 204, "
             "205 and 304 (every response carries a JSON body)\n"

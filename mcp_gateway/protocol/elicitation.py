@@ -59,6 +59,7 @@ logger = logging.getLogger("mcp_gateway.protocol.elicitation")
 
 AUDIENCE = "lowcode-platform/mcp"
 _STATE_VERSION = 1
+_ASK_STATE_VERSION = 1  # the state of a handler's rounds of questions (``asking``): key "asks"
 # The data of the SDK boundary's one refusal (``request_state._reject``): a frozen wire shape.
 _STATE_REFUSED = {"reason": "invalid_request_state"}
 Outcome = ToolCallAudit.Outcome
@@ -139,6 +140,8 @@ def _modern_round(
     state = params.request_state  # already unsealed and checked by the boundary
     if isinstance(answer, types.ElicitResult) and state is not None and _spend(state, gw, params):
         return Confirmation(verdict_of(answer))
+    if _ask_claims(state, gw, params).get("confirmed") is True:
+        return Confirmation(Verdict.ACCEPTED)  # confirmed before the handler's own questions began
     return types.InputRequiredResult(
         input_requests={
             FIELD: types.ElicitRequest(
@@ -170,6 +173,48 @@ def _spend(state: str, gw: GatewayRequest, params: types.CallToolRequestParams) 
     if any(claims.get(key) != value for key, value in _binding(gw, params).items()):
         return False
     return _spent.spend(nonce, settings.MCP_CONFIRM_SECONDS)
+
+
+def ask_state(
+    gw: GatewayRequest,
+    params: types.CallToolRequestParams,
+    answers: dict[str, dict],
+    *,
+    rounds: int,
+    confirmed: bool,
+) -> str:
+    """The ``requestState`` of a round of a handler's questions: the answers so far, bound to this call.
+
+    ``confirmed``: the user already said yes to running a ``confirm`` tool; its later rounds are not
+    asked that again. The SDK's boundary seals it (and binds it to the caller, tool and arguments).
+    """
+    claims = {"asks": _ASK_STATE_VERSION, "rounds": rounds, "confirmed": confirmed, "answers": answers}
+    return json.dumps({**claims, **_binding(gw, params)}, separators=(",", ":"))
+
+
+def carried_answers(
+    state: str | None, gw: GatewayRequest, params: types.CallToolRequestParams
+) -> tuple[dict[str, dict], int]:
+    """The answers and round count an ``ask_state`` carries for this very call; none for any other state."""
+    claims = _ask_claims(state, gw, params)
+    answers, rounds = claims.get("answers"), claims.get("rounds")
+    if not isinstance(answers, dict) or type(rounds) is not int:
+        return {}, 0
+    return {key: value for key, value in answers.items() if isinstance(value, dict)}, rounds
+
+
+def _ask_claims(state: str | None, gw: GatewayRequest, params: types.CallToolRequestParams) -> dict:
+    if state is None:
+        return {}
+    try:
+        claims = json.loads(state)
+    except ValueError:
+        return {}
+    if not isinstance(claims, dict) or claims.get("asks") != _ASK_STATE_VERSION:
+        return {}
+    if any(claims.get(key) != value for key, value in _binding(gw, params).items()):
+        return {}
+    return claims
 
 
 class _SpentNonces:

@@ -24,6 +24,7 @@ from mcp_gateway.exceptions import (
     ToolUnavailable,
 )
 from mcp_gateway.protocol import log_levels
+from mcp_gateway.protocol.asking import RememberClientKinds, call_asking
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import current_request, gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
@@ -119,9 +120,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
                 return confirmation  # a 2026-07-28 client asks its user, then retries the call
             # search_tools returns tools/list entries shaped for this client's protocol version.
             wire_version.set(ctx.protocol_version)
-            return await in_thread(
-                tool_calls.call_tool, gw.tenant, gw.caller, params.name, params.arguments, confirmation
-            )
+            return await call_asking(ctx, gw, params, confirmation)
         except ToolUnavailable as err:
             raise MCPError(err.code, str(err)) from err
 
@@ -172,5 +171,6 @@ def build_server(notifier: Notifier) -> GatewayServer:
     # Declares the logging capability (handshake era); registered after construction, where the SDK
     # would warn that 2026-07-28 dropped it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, log_levels.set_level)
+    server.middleware.append(RememberClientKinds())
     server.middleware.append(request_state_boundary())
     return server

@@ -14,6 +14,7 @@ from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.limits.rate_limits import enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.arguments import argument_problems
+from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS
 from mcp_gateway.tools.call_events import running_call_events
@@ -63,12 +64,17 @@ def call_tool(
     confirmation: Confirmation | None = None,
     *,
     as_task: bool = False,
-) -> types.CallToolResult:
+    answers: dict[str, dict] | None = None,
+    can_ask: tuple[str, ...] = (),
+) -> types.CallToolResult | Asked:
     """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
 
     A tool marked ``confirm`` runs only with the user's ``confirmation`` (see ``elicitation``).
     ``as_task``: this is the background run of an MCP task (``task_runs.py``), which may take up to
     TASK_MAX_TIMEOUT_MS; otherwise a tool whose ``task`` is ``required`` is refused.
+    ``answers``/``can_ask``: the caller's answers to the handler's questions so far and the kinds
+    of question its client takes; a handler that asks more gets its checked questions returned
+    (``Asked``, audited ``input_required``) for the protocol layer to put to the client.
 
     Raises:
         ToolUnavailable: see ``resolve_tool``.
@@ -76,7 +82,17 @@ def call_tool(
     """
     arguments = arguments or {}
     with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
-        return _call(tenant, caller, name, arguments, audit, confirmation, as_task=as_task)
+        return _call(
+            tenant,
+            caller,
+            name,
+            arguments,
+            audit,
+            confirmation,
+            as_task=as_task,
+            answers=answers,
+            can_ask=can_ask,
+        )
 
 
 def _call(
@@ -88,7 +104,9 @@ def _call(
     confirmation: Confirmation | None,
     *,
     as_task: bool = False,
-) -> types.CallToolResult:
+    answers: dict[str, dict] | None = None,
+    can_ask: tuple[str, ...] = (),
+) -> types.CallToolResult | Asked:
     entry = resolve_tool(tenant, caller, name)
     if not as_task:
         refuse_synchronous_call(entry)
@@ -108,7 +126,9 @@ def _call(
     if entry.builtin is not None:
         result = _call_builtin(tenant, caller, entry, arguments, audit)
     else:
-        result = _call_app_tool(tenant, caller, entry, arguments, audit, as_task=as_task)
+        result = _call_app_tool(
+            tenant, caller, entry, arguments, audit, as_task=as_task, answers=answers, can_ask=can_ask
+        )
     if audit["outcome"] == Outcome.OK and confirmed(entry, confirmation):
         audit["outcome"] = Outcome.CONFIRMED
     return result
@@ -135,7 +155,9 @@ def _call_app_tool(
     audit: dict,
     *,
     as_task: bool = False,
-) -> types.CallToolResult:
+    answers: dict[str, dict] | None = None,
+    can_ask: tuple[str, ...] = (),
+) -> types.CallToolResult | Asked:
     audit["app_name"] = entry.app_name or ""
     try:
         loaded = load_app(tenant, entry.app_name)
@@ -151,11 +173,15 @@ def _call_app_tool(
             tool={"name": entry.wire_name, "arguments": arguments},
             timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
             events=running_call_events.get(),
+            answers=answers,
+            can_ask=() if as_task else can_ask,
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).
         audit["outcome"] = Outcome.DENIED
         return error_result(err.message)
+    if result.asks is not None and not result.failed:
+        return _asked(result.asks, audit, as_task=as_task)
     if result.failed:
         audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
     elif result.status >= 400:
@@ -167,3 +193,16 @@ def _call_app_tool(
     if mapped.is_error and audit["outcome"] == Outcome.OK:
         audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
     return mapped
+
+
+def _asked(raw: object, audit: dict, *, as_task: bool) -> types.CallToolResult | Asked:
+    """The handler's questions, checked, for the protocol layer to put to the client."""
+    audit["outcome"] = Outcome.TOOL_ERROR
+    if as_task:  # a task runs with nobody to ask (the tasks extension's input rounds are not offered)
+        return error_result("The tool asked its caller for input, which a task run cannot carry.")
+    try:
+        asked = checked_questions(raw)
+    except AskRefused as err:
+        return error_result(str(err))
+    audit["outcome"] = Outcome.INPUT_REQUIRED
+    return asked

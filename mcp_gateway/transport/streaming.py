@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_gateway.protocol import log_levels
+from mcp_gateway.protocol.asking import session_can_answer
 from mcp_gateway.protocol.concurrency import TenantBusy, in_thread
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, streamed_var
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, catalog_for
@@ -55,7 +56,9 @@ def needs_stream(
 
     A ``tools/call`` that asked for progress or for log lines (a 2026-07-28 request's log level, or
     its handshake-era ``session``'s ``logging/setLevel``), or whose tool asks the user to confirm it
-    first (elicitation travels on the call's stream). Reads only the cached catalog: no I/O.
+    first (elicitation travels on the call's stream), or an app tool called in a handshake-era
+    session whose client answers questions (its handler may ask: ``asking``). Reads only the cached
+    catalog: no I/O.
     """
     if method != "tools/call" or not isinstance(params, dict):
         return False
@@ -63,7 +66,9 @@ def needs_stream(
         return True
     catalog = cached_catalog(tenant)
     entry = catalog.by_name.get(params.get("name")) if catalog is not None else None
-    return entry is not None and entry.visible_to(caller) and entry.confirm
+    if entry is None or not entry.visible_to(caller):
+        return False
+    return entry.confirm or (entry.builtin is None and session_can_answer(session))
 
 
 async def warm_catalog(tenant: Tenant) -> TenantCatalog | None:

@@ -259,6 +259,20 @@ def _result_frame(value, limits: dict[str, int], rel: str) -> bytes:
     return protocol.encode_result(status, body, _peak_rss_kb())
 
 
+def _input_frame(questions: dict, limits: dict[str, int], rel: str) -> bytes:
+    try:
+        body = protocol.dumps(questions)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise _Failure(
+            "handler_error", trace=f"{type(exc).__name__}: {exc}\n(in the questions asked by {rel})\n"
+        ) from None
+    if len(body) > limits["max_response_bytes"]:
+        raise _Failure(
+            "output_too_large", detail=f"questions of {len(body)} bytes > {limits['max_response_bytes']}"
+        )
+    return protocol.encode_input_required(body, _peak_rss_kb())
+
+
 def _error_frame(status: int, message: object) -> bytes:
     return protocol.encode_result(status, protocol.dumps({"error": str(message)}), _peak_rss_kb())
 
@@ -300,6 +314,9 @@ def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict,
         return _error_frame(exc.status, exc.message)
     except sdk.RecordsError as exc:
         return _error_frame(exc.response_status(), exc.message)
+    except sdk.InputRequired as exc:
+        request._notices.flush()
+        return _input_frame(exc.questions, config.limits, config.handler)
     except BaseException as exc:
         kind = "handler_resource_limit" if _is_disk_limit(exc) else "handler_error"
         raise _Failure(kind, traces.tenant_trace(exc, scrub), traces.full_trace(exc)) from None

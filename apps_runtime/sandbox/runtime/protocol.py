@@ -501,13 +501,18 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """child -> host, last frame: the handler answered. ``status`` is checked by the host (verdicts)."""
+    """child -> host, last frame: the handler answered. ``status`` is checked by the host (verdicts).
+
+    ``asks``: instead of answering, the handler asked its caller questions (``request.ask``); they
+    are checked by whoever can put them to a client (the MCP gateway).
+    """
 
     status: Any
     body: Any
     # The child's peak resident memory in KiB, as it claims: only a hint for recycling a warm worker that
     # grew (a lie keeps a worker alive no longer than its call count and idle time; RLIMIT_AS still holds).
     rss_kb: int | None = None
+    asks: Any = None
 
 
 def encode_result(status: int, body: bytes, rss_kb: int = 0) -> bytes:
@@ -515,6 +520,11 @@ def encode_result(status: int, body: bytes, rss_kb: int = 0) -> bytes:
     limit first; not encoded twice).
     """
     return b'{"result":{"status":%d,"rss":%d,"body":' % (status, rss_kb) + body + b"}}"
+
+
+def encode_input_required(questions: bytes, rss_kb: int = 0) -> bytes:
+    """A ``Result`` frame that asks ``questions`` (encoded by ``dumps``) instead of answering."""
+    return b'{"rss":%d,"input_required":' % rss_kb + questions + b"}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -551,6 +561,9 @@ def decode_child_frame(payload: bytes) -> ChildFrame:
         if isinstance(result, dict):
             rss = result.get("rss")
             return Result(result.get("status"), result.get("body"), rss if type(rss) is int else None)
+    elif "input_required" in frame:
+        rss = frame.get("rss")
+        return Result(200, None, rss if type(rss) is int else None, asks=frame["input_required"])
     elif "failure" in frame:
         failure = frame["failure"]
         if isinstance(failure, dict):

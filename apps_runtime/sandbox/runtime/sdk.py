@@ -91,6 +91,55 @@ class UserError(Exception):
         self.status = status
 
 
+class InputRequired(BaseException):
+    """Raised by ``request.ask`` while the caller has not answered: the platform asks, then runs the
+    handler again from the start with the answers. A BaseException, so ``except Exception`` in a
+    handler does not swallow it.
+    """
+
+    def __init__(self, questions: dict):
+        super().__init__(f"input required: {', '.join(questions)}")
+        self.questions = questions
+
+
+# What a handler may ask its caller's client, and the client capability each needs.
+ELICIT, SAMPLE, ROOTS = "elicitation/create", "sampling/createMessage", "roots/list"
+CAPABILITY_OF = {ELICIT: "elicitation", SAMPLE: "sampling", ROOTS: "roots"}
+# The key a client's answer to each kind of question always has (ElicitResult, CreateMessageResult,
+# ListRootsResult): an answer without it does not answer that question, which is asked again.
+_ANSWER_KEY = {ELICIT: "action", SAMPLE: "content", ROOTS: "roots"}
+
+
+def elicit(message: str, schema: dict) -> dict:
+    """A question for the user: a form (``schema``: an object of string, number, integer, boolean
+    and enum fields, with defaults) shown with ``message``. Its answer is ``{"action": "accept" |
+    "decline" | "cancel", "content": {...}}``.
+    """
+    if not isinstance(message, str) or not isinstance(schema, dict):
+        raise TypeError("elicit() takes a message (str) and a schema (dict)")
+    return {"method": ELICIT, "params": {"mode": "form", "message": message, "requestedSchema": schema}}
+
+
+def sample(prompt: str, *, max_tokens: int = 500, system_prompt: str | None = None) -> dict:
+    """A question for the client's model; its answer is ``{"role", "content": {"type": "text",
+    "text"}, "model", "stopReason"}``.
+    """
+    if not isinstance(prompt, str) or type(max_tokens) is not int or max_tokens < 1:
+        raise TypeError("sample() takes a prompt (str) and max_tokens (a positive int)")
+    params: dict = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": max_tokens,
+    }
+    if system_prompt is not None:
+        params["systemPrompt"] = str(system_prompt)
+    return {"method": SAMPLE, "params": params}
+
+
+def list_roots() -> dict:
+    """A request for the client's roots; its answer is ``{"roots": [{"uri", "name"}, ...]}``."""
+    return {"method": ROOTS, "params": {}}
+
+
 class Records:
     """Record access acting as the caller; every method is one data call to the platform."""
 
@@ -202,12 +251,47 @@ class Request:
         self.tool: dict | None = data.get("tool")
         self.user: dict | None = data.get("user")
         self.records = Records(transport)
+        self._answers: dict = data.get("answers") or {}
+        self._can_ask = frozenset(data.get("can_ask") or ())
         self._transport = transport
         self._notices = Notices(notify)
 
     def enqueue(self, route_key: str, body: Any = None) -> str:
         """Queue a background run of another route of this app; returns the run id."""
         return self._transport(protocol.JOBS_ENQUEUE, {"route": route_key, "body": body})
+
+    def ask(self, questions: dict) -> dict:
+        """Ask the caller's client ``questions`` (``{key: elicit(...) | sample(...) | list_roots()}``).
+
+        Returns ``{key: answer}`` once every question is answered. Until then it raises
+        ``InputRequired``: the platform puts the unanswered questions to the client and runs the
+        handler again from the start with the answers so far, so ask before changing anything.
+        Questions asked together reach the client together; ``ask`` again for a later round.
+        """
+        if not isinstance(questions, dict) or not questions:
+            raise ValueError("ask() takes a non-empty dict of questions")
+        for key, question in questions.items():
+            if (
+                not isinstance(key, str)
+                or not isinstance(question, dict)
+                or question.get("method") not in _ANSWER_KEY
+            ):
+                raise ValueError(
+                    f"ask(): {key!r:.40} is not a question built by elicit(), sample() or list_roots()"
+                )
+        unanswered = {
+            key: question
+            for key, question in questions.items()
+            if not isinstance(self._answers.get(key), dict)
+            or _ANSWER_KEY[question["method"]] not in self._answers[key]
+        }
+        if unanswered:
+            raise InputRequired(unanswered)
+        return {key: self._answers[key] for key in questions}
+
+    def can_ask(self, kind: str) -> bool:
+        """Whether the caller's client can answer ``kind`` of question: elicitation, sampling or roots."""
+        return kind in self._can_ask
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress to the caller (an MCP client that asked for it); a no-op for everyone else."""
@@ -297,6 +381,7 @@ for _cls in (
     ValidationFailed,
     LimitExceeded,
     UserError,
+    InputRequired,
     Request,
     Records,
 ):
