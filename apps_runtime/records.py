@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core import signing
 from django.db import transaction
-from django.db.models import F, OrderBy, QuerySet
+from django.db.models import Count, F, Max, OrderBy, QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 from ulid import ULID
@@ -138,6 +138,41 @@ def get_record(scope: RecordsScope, collection: str, record_id: str) -> dict:
     """
     found = _collection(scope, collection, write=False)
     return serialize(_get_row(scope, found, record_id))
+
+
+def record_ids(scope: RecordsScope, collection: str, prefix: str, limit: int) -> list[str]:
+    """Up to ``limit`` ids of the collection's records starting with ``prefix``, in id order
+    (completion of a record URI).
+
+    Raises:
+        RecordNotFound: no such collection.
+        PermissionDenied: the caller may not read the collection.
+    """
+    found = _collection(scope, collection, write=False)
+    rows = _rows(scope, found)
+    if prefix:
+        rows = rows.filter(record_id__startswith=prefix)
+    return list(rows.order_by("record_id").values_list("record_id", flat=True)[:limit])
+
+
+def change_marker(
+    tenant_id: int, app_name: str, collection: str | None = None, record_id: str | None = None
+) -> tuple:
+    """What changes when records of an app change: of one record (its update time, None when gone),
+    or of all the app's records (their count and latest update). One aggregate query.
+
+    Used to tell subscribers that a record- or route-backed resource changed; it checks no caller.
+    """
+    rows = Record.objects.for_tenant(tenant_id).filter(app__name=app_name, app__tenant_id=tenant_id)
+    if record_id is not None:
+        found = (
+            rows.filter(collection=collection, record_id=record_id)
+            .values_list("updated_at", flat=True)
+            .first()
+        )
+        return (found,)
+    summary = rows.aggregate(count=Count("pk"), latest=Max("updated_at"))
+    return (summary["count"], summary["latest"])
 
 
 def query_records(

@@ -22,6 +22,7 @@ from mcp_gateway.exceptions import (
     ResourceNotFound,
     RouteAnswerRefused,
     ToolUnavailable,
+    Unavailable,
 )
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import RememberClientKinds, call_asking
@@ -29,12 +30,12 @@ from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import current_request, gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
 from mcp_gateway.protocol.list_pages import ListPages
-from mcp_gateway.protocol.notifications import Notifier
+from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
 from mcp_gateway.protocol.progress_relay import relaying
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
 from mcp_gateway.tools import calls as tool_calls
-from mcp_gateway.tools import resources
+from mcp_gateway.tools import completion, prompts, resources
 from mcp_gateway.tools.catalog import cached_catalog
 from mcp_gateway.tools.links import remember_call_origin
 from mcp_gateway.tools.tool_search import wire_version
@@ -88,12 +89,27 @@ def not_found(ctx: ServerRequestContext, err: ResourceNotFound) -> MCPError:
     return MCPError(err.code if modern else err.legacy_code, str(err), {"uri": err.uri[:300]})
 
 
-async def _listed(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None, list_page) -> Any:
+def refused(ctx: ServerRequestContext, err: Unavailable | RouteAnswerRefused) -> MCPError:
+    """The JSON-RPC error of a refused resource read, prompt or completion."""
+    if isinstance(err, ResourceNotFound):
+        return not_found(ctx, err)
+    return MCPError(err.code, str(err))
+
+
+async def _listed(
+    ctx: ServerRequestContext,
+    params: types.PaginatedRequestParams | None,
+    list_page,
+    notifier: Notifier,
+    kind: str,
+) -> Any:
     gw = gateway_request(ctx)
     try:
-        return await in_thread(list_page, gw.tenant, gw.caller, params.cursor if params else None)
+        result = await in_thread(list_page, gw.tenant, gw.caller, params.cursor if params else None)
     except InvalidCursor as err:
         raise MCPError(types.INVALID_PARAMS, str(err)) from err
+    await notifier.watch(ctx, gw, kind)
+    return result
 
 
 def build_server(notifier: Notifier) -> GatewayServer:
@@ -126,21 +142,56 @@ def build_server(notifier: Notifier) -> GatewayServer:
 
     @internal_errors
     async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
-        return await _listed(ctx, params, resources.list_resources)
+        return await _listed(ctx, params, resources.list_resources, notifier, RESOURCES)
 
     @internal_errors
     async def list_resource_templates(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
-        return await _listed(ctx, params, resources.list_templates)
+        return await _listed(ctx, params, resources.list_templates, notifier, RESOURCES)
 
     @internal_errors
     async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams):
         gw = gateway_request(ctx)
         try:
             return await in_thread(resources.read_resource, gw.tenant, gw.caller, str(params.uri))
+        except (Unavailable, RouteAnswerRefused) as err:
+            raise refused(ctx, err) from err
+
+    @internal_errors
+    async def subscribe_resource(ctx: ServerRequestContext, params: types.SubscribeRequestParams):
+        try:
+            await notifier.subscribe(ctx, gateway_request(ctx), str(params.uri))
         except ResourceNotFound as err:
-            raise not_found(ctx, err) from err
-        except RouteAnswerRefused as err:
-            raise MCPError(err.code, str(err)) from err
+            raise refused(ctx, err) from err
+        return types.EmptyResult()
+
+    @internal_errors
+    async def unsubscribe_resource(ctx: ServerRequestContext, params: types.UnsubscribeRequestParams):
+        notifier.unsubscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    @internal_errors
+    async def list_prompts(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+        return await _listed(ctx, params, prompts.list_prompts, notifier, PROMPTS)
+
+    @internal_errors
+    async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
+        gw = gateway_request(ctx)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # resource links
+        try:
+            return await in_thread(prompts.get_prompt, gw.tenant, gw.caller, params.name, params.arguments)
+        except (Unavailable, RouteAnswerRefused) as err:
+            raise refused(ctx, err) from err
+
+    @internal_errors
+    async def complete(ctx: ServerRequestContext, params: types.CompleteRequestParams):
+        gw = gateway_request(ctx)
+        context = params.context.arguments if params.context is not None else None
+        try:
+            return await in_thread(
+                completion.complete, gw.tenant, gw.caller, params.ref, params.argument, context
+            )
+        except (Unavailable, RouteAnswerRefused) as err:
+            raise refused(ctx, err) from err
 
     def input_schema(name: str) -> dict | None:
         """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
@@ -161,6 +212,11 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_list_resources=list_resources,
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
+        on_subscribe_resource=subscribe_resource,
+        on_unsubscribe_resource=unsubscribe_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
         on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )
     if not settings.MCP_OPENTELEMETRY:

@@ -70,7 +70,8 @@ def audited_call(
     try:
         yield audit
     except Unavailable:
-        audit["outcome"] = Outcome.DENIED
+        if audit["outcome"] == Outcome.PLATFORM_ERROR:  # the block did not say why (invalid arguments)
+            audit["outcome"] = Outcome.DENIED
         raise
     except RouteAnswerRefused:
         raise

@@ -189,7 +189,7 @@ def _call_app_tool(
     else:
         audit["outcome"] = Outcome.OK
     links = functools.partial(app_route_url, tenant.slug, loaded.app.name)
-    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links)
+    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links, loaded.app.name)
     if mapped.is_error and audit["outcome"] == Outcome.OK:
         audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
     return mapped

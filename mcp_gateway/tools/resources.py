@@ -32,7 +32,7 @@ from apps_runtime.dispatch import LoadedApp, load_app, may_use_route, run_route
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.manifest import defaults
 from apps_runtime.manifest.resources import mime_type, resource_path
-from apps_runtime.records import RecordsScope, get_record
+from apps_runtime.records import RecordsScope, change_marker, get_record
 from apps_runtime.resource_uris import UriPattern
 from apps_runtime.routes import compile_route
 from apps_runtime.wire_names import wire_name
@@ -42,6 +42,7 @@ from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.catalog import catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
+from mcp_gateway.tools.results import handler_message
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -50,7 +51,6 @@ Contents = types.TextResourceContents | types.BlobResourceContents
 APP_RESOURCES_OFF = "App resources and prompts are switched off for this tenant (setting customAppsMcpTools)."
 # MIME types served as text (when the bytes are UTF-8) besides text/*.
 _TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/javascript")
-_JSON_ERROR_KEYS = ("error", "message")
 
 
 @dataclass(frozen=True)
@@ -164,23 +164,22 @@ def _read_file(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
     return [_text_or_blob(req.uri, entry.mime_type, data)]
 
 
-def route_message(body: Any, status: int) -> str:
-    """The message of a handler's error answer: its ``error`` or ``message`` string, else the status."""
-    if isinstance(body, dict):
-        for key in _JSON_ERROR_KEYS:
-            if isinstance(body.get(key), str):
-                return body[key][:500]
-    return f"the route answered {status}"
-
-
 def run_read_route(
-    req: ReadRequest, app_name: str, route_key: str, *, query: dict | None = None, params: dict | None = None
+    req: ReadRequest,
+    app_name: str,
+    route_key: str,
+    *,
+    query: dict | None = None,
+    params: dict | None = None,
+    is_resource: bool = True,
 ) -> Any:
     """Run a GET route of the app as the caller, the way the front-end would, and return its body.
 
     Raises:
-        ResourceNotFound: the route answered 401, 403 or 404, or the caller may not run it.
-        RouteAnswerRefused: another error answer (its message), or a handler failure (its error id).
+        ResourceNotFound: for a resource (``is_resource``), the route answered 401, 403 or 404, or
+            the caller may not run it.
+        RouteAnswerRefused: another error answer (its message), or a handler failure (its error id);
+            for a prompt or a completion, also a 404 (a route says what it did not find).
     """
     try:
         loaded = load_app(req.tenant, app_name)
@@ -194,11 +193,11 @@ def run_read_route(
         raise RouteAnswerRefused(
             types.INTERNAL_ERROR, f"The app's handler failed {error_id_note(result.error_id)}"
         )
-    if result.status in (401, 403, 404):
+    if result.status in (401, 403) or (result.status == 404 and is_resource):
         raise ResourceNotFound(req.uri)
     if result.status >= 400:
         req.audit["outcome"] = Outcome.TOOL_ERROR
-        raise RouteAnswerRefused(types.INVALID_PARAMS, route_message(result.body, result.status))
+        raise RouteAnswerRefused(types.INVALID_PARAMS, handler_message(result.body, result.status))
     req.audit["outcome"] = Outcome.OK
     return result.body
 
@@ -291,6 +290,32 @@ def visible_resources(tenant: Tenant, caller: Caller) -> list[ResourceEntry]:
     if not tenant.setting("customAppsMcpTools"):
         return []
     return [e for e in resource_catalog(tenant).entries if e.visible_to(caller)]
+
+
+def change_markers(tenant: Tenant, uris: set[str]) -> dict[str, tuple]:
+    """For each URI a subscriber follows, what changes when its contents may have changed.
+
+    A record's own update time; for a route, the app's records (a handler may read any of them);
+    a file changes only with a deploy, which subscribers hear of through the tenant's state. A URI
+    that names nothing maps to ``()``. One query per record URI and per app with route URIs.
+    """
+    catalog = resource_catalog(tenant)
+    markers: dict[str, tuple] = {}
+    apps: dict[str, tuple] = {}
+    for uri in sorted(uris):
+        found = catalog.match(uri)
+        if found is None or found[0].kind not in ("route", "record"):
+            markers[uri] = ()
+            continue
+        entry, values = found
+        if entry.kind == "record":
+            (record_id,) = values.values()
+            markers[uri] = change_marker(tenant.pk, entry.app_name, entry.spec["collection"], record_id)
+        else:
+            if entry.app_name not in apps:
+                apps[entry.app_name] = change_marker(tenant.pk, entry.app_name)
+            markers[uri] = apps[entry.app_name]
+    return markers
 
 
 def list_resources(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListResourcesResult:

@@ -77,6 +77,7 @@ def content_result(
     output_validator: SchemaValidator | None = None,
     budget: OutputBudget | None = None,
     link_url: Callable[[str], str] | None = None,
+    app_name: str | None = None,
 ) -> types.CallToolResult:
     """A handler's explicit ``{"content": [...]}`` (see ``rich_content``), checked item by item.
 
@@ -94,7 +95,8 @@ def content_result(
         if problems:
             return error_result("The tool's result does not match its outputSchema:\n" + "\n".join(problems))
     try:
-        mapped = map_content(body[CONTENT], link_url or _no_links, ContentLimits.from_settings())
+        limits = ContentLimits.from_settings()
+        mapped = map_content(body[CONTENT], link_url or _no_links, limits, app_name=app_name)
     except (ContentRefused, NoLinkOrigin) as err:
         return error_result(str(err))
     size = mapped.readable_bytes + (json_bytes(structured) if structured is not None else 0)
@@ -107,12 +109,13 @@ def _no_links(route: str) -> str:
     raise ContentRefused("resource_link", "links to app routes are not available here")
 
 
-def _handler_message(body: Any, status: int) -> str:
+def handler_message(body: Any, status: int) -> str:
+    """The message of a handler's error answer: its ``error``, ``message`` or ``detail`` string."""
     if isinstance(body, dict):
         for key in ("error", "message", "detail"):
             if isinstance(body.get(key), str) and body[key]:
                 return body[key]
-    return f"The tool failed with status {status}."
+    return f"The route answered status {status}."
 
 
 def route_result(
@@ -120,10 +123,12 @@ def route_result(
     output_validator: SchemaValidator | None = None,
     budget: OutputBudget | None = None,
     link_url: Callable[[str], str] | None = None,
+    app_name: str | None = None,
 ) -> types.CallToolResult:
     """Map a route's result: failures carry the error id, 4xx/5xx the handler's message.
 
-    ``link_url`` makes the absolute URL of a route path of the app (resource links).
+    ``link_url`` makes the absolute URL of a route path of the app (resource links); ``app_name``
+    names the app whose resource URIs embedded resources use.
     """
     if result.failed:
         # The caller is often not who can read the failure: say who can, and where. A timeout says
@@ -136,11 +141,11 @@ def route_result(
             f"{result.error_url} or on the tenant console's Errors page."
         )
     if result.status >= 400:
-        message = _handler_message(result.body, result.status)
+        message = handler_message(result.body, result.status)
         size = len(message.encode("utf-8"))
         if budget is not None and size > budget.max_bytes:
             message = str(OverBudget(tokens_for_bytes(size), budget, "an error message is never cut"))
         return error_result(message)
     if is_explicit_content(result.body):
-        return content_result(result.body, output_validator, budget, link_url)
+        return content_result(result.body, output_validator, budget, link_url, app_name)
     return json_result(result.body, output_validator, budget)

@@ -7,7 +7,7 @@ import json
 
 import anyio
 import pytest
-from mcp import MCPError
+from mcp import MCPError, types
 
 from mcp_gateway.models import ToolCallAudit
 from tenants.actions import set_tenant_setting
@@ -157,3 +157,12 @@ def test_lists_are_private_to_the_caller_with_a_ttl_in_the_2026_era(mcp_url, tok
     resources, templates = run(mcp_url(), token("reader"), work, "2026-07-28")
     assert (resources.cache_scope, templates.cache_scope) == ("private", "private")
     assert resources.ttl_ms > 0 and templates.ttl_ms > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_result_embeds_a_resource_of_its_app(mcp_url, token, mode):
+    result = run(mcp_url(), token("member"), lambda client: client.call_tool("acme_cases_attach", {}), mode)
+    text, embedded = result.content
+    assert text.text == "The note:"
+    assert isinstance(embedded, types.EmbeddedResource)
+    assert (embedded.resource.uri, embedded.resource.text) == ("app://cases/notes/today", "Call Ada.")

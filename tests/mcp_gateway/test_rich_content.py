@@ -224,3 +224,14 @@ def test_a_tasks_run_links_with_the_origin_it_kept_unless_public_base_url_is_set
     settings.PUBLIC_BASE_URL = ""
     with pytest.raises(NoLinkOrigin):  # the block's origin does not outlive it
         link_url("/x")
+
+
+def test_an_embedded_app_uri_must_be_the_apps_own():
+    own = sdk.embedded_resource("app://cases/notes/1", "A note", "text/plain")
+    (block,) = route_result(RouteResult(200, {"content": [own]}), app_name="cases").content
+    assert (str(block.resource.uri), block.resource.text) == ("app://cases/notes/1", "A note")
+    for app_name in ("other", None):
+        refused = route_result(RouteResult(200, {"content": [own]}), app_name=app_name)
+        assert refused.is_error and "another app's" in refused.content[0].text
+    foreign = sdk.embedded_resource("APP://other/x", "x")
+    assert route_result(RouteResult(200, {"content": [foreign]}), app_name="cases").is_error

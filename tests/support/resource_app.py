@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.apps import HANDLERS, WRITE, cases_manifest
+from tests.support.apps import HANDLERS, WRITE, _tool, cases_manifest
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(40)
 HANDBOOK = "# Handbook\n\nAnswer within two days. Be kind.\n"
@@ -16,6 +16,18 @@ FILES = {
 def handle(request):
     page = request.records.query("cases", limit=200)
     return {"cases": len(page["items"]), "user": request.user["username"] if request.user else None}
+""",
+    "server/rename.py": """
+def handle(request):
+    record = request.records.update("cases", request.params["case_id"], {"client_name": request.body["name"]})
+    return {"id": record["id"]}
+""",
+    "server/attach.py": """
+from platform_sdk import embedded_resource, text
+
+def handle(request):
+    note = embedded_resource("app://cases/notes/today", "Call Ada.", "text/plain")
+    return {"content": [text("The note:"), note]}
 """,
     "server/complete_case.py": """
 def handle(request):
@@ -112,7 +124,19 @@ def resource_manifest() -> dict:
             "GET /summary": {"handler": "server/summary.py", "auth": "user"},
             "GET /complete/case": {"handler": "server/complete_case.py", "auth": "user"},
             "GET /prompts/reply": {"handler": "server/prompt.py", "auth": "user"},
+            "POST /cases/{case_id}/rename": {"handler": "server/rename.py", "auth": WRITE},
+            "GET /attach": {"handler": "server/attach.py", "auth": "user"},
         }
+    )
+    manifest["mcp"]["tools"].append(_tool("attach", "GET /attach"))
+    manifest["mcp"]["tools"].append(
+        _tool(
+            "rename_case",
+            "POST /cases/{case_id}/rename",
+            {"case_id": {"type": "string"}, "name": {"type": "string"}},
+            ["case_id", "name"],
+            read_only=False,
+        )
     )
     manifest["mcp"]["resources"] = RESOURCES
     manifest["mcp"]["prompts"] = PROMPTS
