@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from apps_runtime.json_values import is_text
 from apps_runtime.sandbox import BrokerError
 from apps_runtime.sandbox.runtime import protocol
 
@@ -40,7 +41,10 @@ def _text(args: dict, key: str, *, optional: bool = False) -> str | None:
         return None
     if not isinstance(value, str):
         raise BrokerError("invalid", f"{key} must be a string")
-    return value[: protocol.MAX_NOTICE_CHARS]
+    value = value[: protocol.MAX_NOTICE_CHARS]
+    # A lone surrogate cannot be written to the caller's event stream (UTF-8): it would end the
+    # stream and leave the caller an empty answer. Replaced, as a decoder replaces bad bytes.
+    return value if is_text(value) else value.encode("utf-8", "replace").decode("utf-8")
 
 
 def notice_ops(events: CallEvents | None) -> dict[str, Callable[[dict], Any]]:

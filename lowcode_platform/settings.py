@@ -486,6 +486,11 @@ OAUTH_REDIRECT_URI_MAX_LENGTH = _env_int("OAUTH_REDIRECT_URI_MAX_LENGTH", 2000)
 OAUTH_REGISTRATIONS_PER_HOUR = _env_int("OAUTH_REGISTRATIONS_PER_HOUR", 20)
 OAUTH_UNUSED_CLIENT_HOURS = _env_int("OAUTH_UNUSED_CLIENT_HOURS", 24)
 OAUTH_CIMD_FETCHES_PER_HOST = _env_int("OAUTH_CIMD_FETCHES_PER_HOST", 2)
+# Wrong passwords at /accounts/login/: at most this many per username and per source address in
+# each window, then 429 without checking (counted in Django's cache, see oauth/throttle.py).
+LOGIN_FAILURES_PER_USERNAME = _env_int("LOGIN_FAILURES_PER_USERNAME", 10)
+LOGIN_FAILURES_PER_SOURCE = _env_int("LOGIN_FAILURES_PER_SOURCE", 50)
+LOGIN_FAILURE_WINDOW_SECONDS = _env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/accounts/"
 # A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a

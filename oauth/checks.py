@@ -12,6 +12,9 @@ BOUNDS = {
     "OAUTH_REGISTRATIONS_PER_HOUR": Bound(int, 1),
     "OAUTH_UNUSED_CLIENT_HOURS": Bound(int, 1),
     "OAUTH_CIMD_FETCHES_PER_HOST": Bound(int, 1),
+    "LOGIN_FAILURES_PER_USERNAME": Bound(int, 1),
+    "LOGIN_FAILURES_PER_SOURCE": Bound(int, 1),
+    "LOGIN_FAILURE_WINDOW_SECONDS": Bound(int, 1),
 }
 
 # The checks that matter only where the platform faces clients: `check --deploy` and `serve` (which

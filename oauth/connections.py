@@ -63,3 +63,16 @@ def revoke_connection(connection: Connection, *, acting_user: AbstractBaseUser |
                 target=f"{connection.pk} {connection.application.client_id}"[:200],
                 new_value={"reason": reason, "user": connection.user.get_username()},
             )
+
+
+REASON_MEMBER_REMOVED = "member_removed"
+
+
+def revoke_member_connections(
+    sender, *, tenant: Tenant, user: AbstractBaseUser, acting_user, **kwargs
+) -> None:
+    """``tenants.signals.member_removed``: the removed member's connections end in that tenant, so a
+    refresh token cannot bring them back, even once the user is a member again (a new consent is)."""
+    live = Connection.objects.for_tenant(tenant).select_related("application", "user")
+    for connection in live.filter(user=user, revoked_at__isnull=True):
+        revoke_connection(connection, acting_user=acting_user, reason=REASON_MEMBER_REMOVED)

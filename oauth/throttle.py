@@ -8,6 +8,7 @@ shared by every replica when an operator configures a shared one (Redis, Memcach
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass
@@ -31,11 +32,30 @@ def source_of(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR") or "unknown"
 
 
+def _name(scope: str, key: str, window: int) -> str:
+    # Keys may be any text (a username): hashed, so the cache sees a short key of safe characters.
+    digest = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:32]
+    return f"{KEY_PREFIX}:{scope}:{window}:{digest}"
+
+
+def _over(limit: int, count: int, window: int, per_seconds: int, now: float) -> Throttled | None:
+    if count <= limit:
+        return None
+    return Throttled(limit=limit, retry_after=max(1, math.ceil((window + 1) * per_seconds - now)))
+
+
+def check(scope: str, key: str, limit: int, per_seconds: int) -> Throttled | None:
+    """A ``Throttled`` when ``key`` already used its ``limit`` attempts in this window; counts nothing."""
+    now = time.time()
+    window = int(now // per_seconds)
+    return _over(limit, (cache.get(_name(scope, key, window)) or 0) + 1, window, per_seconds, now)
+
+
 def hit(scope: str, key: str, limit: int, per_seconds: int) -> Throttled | None:
     """Count one attempt of ``key`` in the current window; a ``Throttled`` when it is over ``limit``."""
     now = time.time()
     window = int(now // per_seconds)
-    name = f"{KEY_PREFIX}:{scope}:{window}:{key}"
+    name = _name(scope, key, window)
     # add() then incr(): each atomic in the cache; the key outlives its window by a little.
     cache.add(name, 0, timeout=per_seconds + 1)
     try:
@@ -43,11 +63,4 @@ def hit(scope: str, key: str, limit: int, per_seconds: int) -> Throttled | None:
     except ValueError:  # expired between the two calls: this attempt opens a new count
         cache.add(name, 1, timeout=per_seconds + 1)
         count = 1
-    if count <= limit:
-        return None
-    return Throttled(limit=limit, retry_after=max(1, math.ceil((window + 1) * per_seconds - now)))
-
-
-def clear(scope: str, key: str, per_seconds: int) -> None:
-    """Forget the current window's count of ``key`` (a successful sign-in)."""
-    cache.delete(f"{KEY_PREFIX}:{scope}:{int(time.time() // per_seconds)}:{key}")
+    return _over(limit, count, window, per_seconds, now)

@@ -21,9 +21,40 @@ from oauth.origin import request_origin
 
 
 class LoginView(auth_views.LoginView):
-    """``/accounts/login/``: Django's AuthenticationForm (username, password); ``next`` stays on this site."""
+    """``/accounts/login/``: Django's AuthenticationForm (username, password); ``next`` stays on this site.
+
+    Wrong passwords are throttled: LOGIN_FAILURES_PER_USERNAME per username and
+    LOGIN_FAILURES_PER_SOURCE per source address in LOGIN_FAILURE_WINDOW_SECONDS; past either,
+    the form answers 429 without checking the password.
+    """
 
     template_name = "oauth/login.html"
+
+    def _limits(self) -> list[tuple[str, str, int]]:
+        username = str(self.request.POST.get("username", ""))[:150].lower()
+        return [
+            ("login-user", username, settings.LOGIN_FAILURES_PER_USERNAME),
+            ("login-source", throttle.source_of(self.request), settings.LOGIN_FAILURES_PER_SOURCE),
+        ]
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+        for scope, key, limit in self._limits():
+            over = throttle.check(scope, key, limit, window)
+            if over is not None:
+                form = self.get_form()
+                form.errors.clear()
+                form.add_error(None, f"Too many failed sign-ins. Try again in {over.retry_after} seconds.")
+                response = self.render_to_response(self.get_context_data(form=form), status=429)
+                response["Retry-After"] = str(over.retry_after)
+                return response
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+        for scope, key, limit in self._limits():
+            throttle.hit(scope, key, limit, window)
+        return super().form_invalid(form)
 
 
 @login_required

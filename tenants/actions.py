@@ -21,6 +21,7 @@ from tenants.authority import (
 from tenants.exceptions import AlreadyTaken, InvalidValue
 from tenants.models import PREFIX_RE, ROLE_RE, SLUG_RE, ApiToken, Membership, Tenant, TenantAuditLog
 from tenants.scoping import access_membership
+from tenants.signals import member_removed
 from tenants.tenant_settings import SettingValue, clean_setting_value
 from tenants.tokens import TOKEN_MAX_DAYS, hash_secret, new_secret
 
@@ -201,7 +202,8 @@ def _valid(validator, value: str) -> bool:
 
 
 def remove_member(tenant: Tenant, username: str, *, acting_user: User | None) -> None:
-    """Remove a member and revoke their tokens in this tenant.
+    """Remove a member and revoke their tokens (and, through ``member_removed``, their OAuth
+    connections) in this tenant.
 
     Raises:
         NotAllowed: acting_user is not an admin of the tenant.
@@ -214,6 +216,7 @@ def remove_member(tenant: Tenant, username: str, *, acting_user: User | None) ->
             revoked_at=timezone.now()
         )
         membership.delete()
+        member_removed.send(sender=Membership, tenant=tenant, user=membership.user, acting_user=acting_user)
         _audit(tenant, acting_user, "member.remove", username, old={"roles": membership.roles})
         bump_state_version(tenant)
 

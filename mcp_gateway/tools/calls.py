@@ -10,6 +10,7 @@ from django.conf import settings
 
 from apps_runtime.dispatch import load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
+from apps_runtime.json_values import value_problem
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.limits.rate_limits import enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
@@ -189,7 +190,16 @@ def _call_app_tool(
     else:
         audit["outcome"] = Outcome.OK
     links = functools.partial(app_route_url, tenant.slug, loaded.app.name)
-    mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links, loaded.app.name)
+    try:
+        mapped = route_result(
+            result, entry.output_validator, entry.output_budget(tenant), links, loaded.app.name
+        )
+    except UnicodeEncodeError:
+        # The handler's JSON held a lone surrogate, which no UTF-8 answer can carry: the tool's
+        # fault, said with a pointer; looked for only here, so a normal result costs no extra walk.
+        audit["outcome"] = Outcome.TOOL_ERROR
+        problem = value_problem(result.body) or "/: is not valid Unicode text"
+        return error_result(f"The tool returned a value the platform cannot send: {problem}.")
     if mapped.is_error and audit["outcome"] == Outcome.OK:
         audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
     return mapped

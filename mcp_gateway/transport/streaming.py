@@ -64,8 +64,11 @@ def needs_stream(
         return False
     if progress_token(params) is not None or wants_logs(params, session):
         return True
+    name = params.get("name")
+    if not isinstance(name, str):  # a list or an object is unhashable: the SDK refuses the call itself
+        return False
     catalog = cached_catalog(tenant)
-    entry = catalog.by_name.get(params.get("name")) if catalog is not None else None
+    entry = catalog.by_name.get(name) if catalog is not None else None
     if entry is None or not entry.visible_to(caller):
         return False
     return entry.confirm or (entry.builtin is None and session_can_answer(session))

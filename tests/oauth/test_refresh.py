@@ -3,6 +3,7 @@
 from django.test import Client
 
 from oauth.models import Connection
+from tenants import actions
 from tests.oauth.flow import connect, refresh
 
 
@@ -56,3 +57,16 @@ def test_revoking_the_access_token_ends_the_connection(acme):
     )
     assert response.status_code == 200
     assert not Connection.all_tenants.get().is_active
+
+
+def test_removing_a_member_ends_their_connections_even_if_they_are_added_back(acme):
+    """Issue 26 item 9: the connection stayed refreshable, and worked again on re-adding, no consent."""
+    connected = connect(Client())
+    actions.remove_member(acme, "reader", acting_user=None)
+
+    refused = refresh(Client(), connected.client_id, connected.refresh_token)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    connection = Connection.all_tenants.get()
+    assert connection.revoked_reason == "member_removed"
+    actions.add_member(acme, "reader", roles=["case_reader"], acting_user=None)
+    assert refresh(Client(), connected.client_id, connected.refresh_token).status_code == 400
