@@ -256,7 +256,9 @@ def check_query(where: Any, order_by: Any, limit: Any) -> None:
 
 def _check_field(name: Any, part: str) -> None:
     if not isinstance(name, str) or len(name) > FIELD_NAME_MAX_LENGTH or not _FIELD_NAME.fullmatch(name):
-        raise RuntimeDomainError(f"{part}: {_shown(name)} is not a plain field name ({_FIELD_RULE})")
+        # The common mistake is a Django-style lookup (qty__gt): say what filters can do.
+        why = "filters are exact matches on field names" if part == "where" else "order by one field name"
+        raise RuntimeDomainError(f"{part}: {_shown(name)} is not a plain field name: {why} ({_FIELD_RULE})")
 
 
 def _check_where_value(field: str, value: Any) -> None:

@@ -54,7 +54,10 @@ URL = "{url}"
 
 async def main() -> None:
     headers = {{"Authorization": f"Bearer {{os.environ['{TOKEN_VARIABLE}']}}"}}
-    async with httpx2.AsyncClient(headers=headers) as http:
+    # httpx waits 5 s for an answer by default; a tool may take its route's time limit (up to 30 s),
+    # and a confirmation waits for the person to answer.
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
         async with Client(streamable_http_client(URL, http_client=http)) as client:
             listing = await client.list_tools()
             for tool in listing.tools:

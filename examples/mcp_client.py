@@ -24,7 +24,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-DEMO_URL = "http://127.0.0.1:8000/t/acme/mcp"
+# `make demo PORT=8001` serves on another port: follow it when PORT is set in the environment.
+DEMO_URL = f"http://127.0.0.1:{os.environ.get('PORT') or 8000}/t/acme/mcp"
 
 
 async def list_tools(client: Client) -> list:
@@ -41,7 +42,8 @@ async def list_tools(client: Client) -> list:
 async def run(url: str, token: str, tool: str | None, arguments: dict) -> int:
     """Connect as ``token``, print the tools, call ``tool`` (if given) and print its result."""
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
+    # A tool may take its route's time limit (up to 30 s), a confirmation the person's time to answer.
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
             tools = await list_tools(client)
             print(f"{len(tools)} tool{'s' * (len(tools) != 1)} at {url}:")

@@ -13,12 +13,20 @@ class Unavailable(Exception):
     code = INVALID_PARAMS
 
 
+# Said alike for a tool that does not exist and one this caller may not see (so it tells nothing of
+# what exists), with the reasons a tool someone else sees can be missing from this caller's list.
+UNKNOWN_TOOL_HINT = (
+    "The tools this caller may use are the ones its tools/list gives: a tool may be missing for "
+    "the caller's roles, or because the token or connection is read-only (only read-only tools)."
+)
+
+
 class ToolUnavailable(Unavailable):
     """An unknown tool, one the caller may not see, or app tools switched off (JSON-RPC -32602)."""
 
     def __init__(self, name: str, message: str | None = None):
         self.name = name
-        super().__init__(message or f"Unknown tool: {name}")
+        super().__init__(message or f"Unknown tool: {name[:200]}. {UNKNOWN_TOOL_HINT}")
 
 
 class ResourceNotFound(Unavailable):

@@ -36,9 +36,9 @@ def _object(properties: dict, required: list[str]) -> dict:
 
 
 def _records_query_schema() -> dict:
-    # The same rule as apps_runtime.records.check_query, which stays the authority (handlers reach it
-    # without this schema): told to the client up front, and checked before the tool runs.
-    field = records.FIELD_NAME_PATTERN
+    # Field names follow apps_runtime.records.check_query, the one place of that rule (handlers reach
+    # it without this schema): the descriptions say it in words, and check_query's refusal says what
+    # a filter can do, where a pattern here would answer a bare regex.
     return _object(
         {
             "app": _APP,
@@ -48,16 +48,22 @@ def _records_query_schema() -> dict:
                 "description": "Field name to exact value (string, number, boolean or null). Plain field "
                 "names only: letters, digits and single underscores, no '__' lookups.",
                 "maxProperties": settings.RECORDS_QUERY_MAX_WHERE_KEYS,
-                "propertyNames": {"pattern": field, "maxLength": records.FIELD_NAME_MAX_LENGTH},
+                # No pattern here: a name such as qty__gt is refused by check_query, which says why
+                # in words ("filters are exact matches on field names") instead of a bare regex.
+                "propertyNames": {"maxLength": records.FIELD_NAME_MAX_LENGTH},
+                # anyOf rather than a type array, which some clients' schema checks warn about.
                 "additionalProperties": {
-                    "type": ["string", "number", "boolean", "null"],
-                    "maxLength": records.WHERE_VALUE_MAX_CHARS,
+                    "anyOf": [
+                        {"type": "string", "maxLength": records.WHERE_VALUE_MAX_CHARS},
+                        {"type": "number"},
+                        {"type": "boolean"},
+                        {"type": "null"},
+                    ]
                 },
             },
             "order_by": {
                 "type": "string",
                 "description": "A field name; prefix '-' for descending.",
-                "pattern": "^-?" + field.removeprefix("^"),
                 "maxLength": records.FIELD_NAME_MAX_LENGTH + 1,
             },
             "limit": {"type": "integer", "minimum": 1, "maximum": records.MAX_LIMIT, "default": 50},

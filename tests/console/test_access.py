@@ -97,3 +97,8 @@ def test_a_deactivated_user_is_signed_out(signed_in):
 def test_pages_carry_their_stylesheet_inline_so_no_static_files_server_is_needed(signed_in):
     body = signed_in("admin").get("/console/acme/apps/").content.decode()
     assert "<style>" in body and "--accent:" in body
+
+
+def test_the_index_names_a_superuser_as_such_even_when_a_member(signed_in, acme):
+    body = signed_in("root").get("/console/").content.decode()
+    assert "platform superuser" in body and ">member<" not in body

@@ -127,3 +127,11 @@ def test_revoking_a_connection_without_the_csrf_token_is_refused(signed_in, acme
     )
     mine.refresh_from_db()
     assert mine.revoked_at is None
+
+
+def test_revoke_buttons_of_tokens_with_one_name_say_whose_and_which(signed_in, acme, make_token):
+    first, _ = make_token(acme, "reader", name="demo")
+    second, _ = make_token(acme, "writer", name="demo")
+    body = signed_in("admin").get("/console/acme/tokens/").content.decode()
+    assert f"Revoke demo of reader ({first.key_id})" in body
+    assert f"Revoke demo of writer ({second.key_id})" in body

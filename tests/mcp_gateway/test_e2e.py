@@ -8,6 +8,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
+from mcp_gateway.exceptions import UNKNOWN_TOOL_HINT
 from mcp_gateway.models import ToolCallAudit
 from tenants import actions
 from tests.mcp_gateway.conftest import all_tool_names, mcp_client
@@ -192,7 +193,8 @@ def test_hidden_and_unknown_tools_are_invalid_params(mcp_url, token):
     hidden = call_error(mcp_url(), token("member"), "acme_cases_find_case", {"query": "ab"})
     unknown = call_error(mcp_url(), token("member"), "acme_nope", {})
     assert hidden.code == unknown.code == INVALID_PARAMS
-    assert hidden.message == "Unknown tool: acme_cases_find_case"
+    assert hidden.message == f"Unknown tool: acme_cases_find_case. {UNKNOWN_TOOL_HINT}"
+    assert unknown.message == f"Unknown tool: acme_nope. {UNKNOWN_TOOL_HINT}"  # alike: nothing leaks
 
 
 def test_built_in_tools_use_the_callers_permissions(mcp_url, token):
