@@ -22,6 +22,7 @@ from django.http import JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from agents.exceptions import AgentError
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.manifest import DeployRejected
 from core.error_ids import new_error_id
@@ -30,7 +31,7 @@ from tenants.exceptions import TenantError
 
 logger = logging.getLogger("lowcode_platform.api")
 
-DOMAIN_ERRORS = (TenantError, RuntimeDomainError, DeployRejected)
+DOMAIN_ERRORS = (TenantError, RuntimeDomainError, DeployRejected, AgentError)
 _MAX_DETAIL = 500
 
 

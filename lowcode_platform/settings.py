@@ -1,5 +1,6 @@
 """Settings for the platform; the environment is read here and nowhere else."""
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -72,6 +73,16 @@ def _env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def _env_json(name: str, default: object) -> object:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return json.loads(raw)
+    except ValueError as err:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {err}") from err
+
+
 def _secret_key(debug: bool) -> str:
     key = os.environ.get("SECRET_KEY")
     if key:
@@ -128,6 +139,7 @@ INSTALLED_APPS = [
     "tenants",
     "apps_runtime",
     "mcp_gateway",
+    "agents",
     "oauth2_provider",
     "oauth",
     "console",
@@ -284,6 +296,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "mcp_gateway.purge_expired",
         "schedule": 3600.0,
         "options": {"expires": 3000},
+    },
+    # Tenant agents: fail runs lost with their worker, resend forgotten queued ones.
+    "sweep-agent-runs": {
+        "task": "agents.sweep_runs",
+        "schedule": JOBS_DISPATCH_EVERY_SECONDS or 60.0,
+        "options": {"expires": 240},
     },
 }
 # App jobs: attempts per run (retried when the handler answers 503 or times out), exponential
@@ -460,6 +478,30 @@ TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
 TASK_TENANT_SHARE = _env_int("TASK_TENANT_SHARE", max(1, TASK_IN_PROCESS_WORKERS // 2))
 TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
 TASK_RUN_GRACE_SECONDS = _env_int("TASK_RUN_GRACE_SECONDS", 30)
+
+# Tenant agents. AGENT_PROVIDERS lists the model endpoints tenants may use, as JSON: a name for each,
+# with its kind ("openai": an OpenAI-compatible chat-completions API; "anthropic": Anthropic's
+# Messages API) and base URL. Tenants pick a provider by name and store their own key for it; no URL
+# ever comes from a tenant. Keys are encrypted with AGENT_KEY_ENCRYPTION_KEY (default: derived from
+# SECRET_KEY). Without a broker, AGENT_RUN_IN_PROCESS_WORKERS threads of the server run the runs; a
+# run still running past its wall time plus AGENT_RUN_GRACE_SECONDS was lost and fails, a run queued
+# for AGENT_RUN_RESEND_SECONDS is sent again; a running run looks for a cancel every
+# AGENT_CANCEL_POLL_SECONDS; the SSE endpoint looks for new steps every AGENT_EVENTS_POLL_SECONDS and
+# ends after AGENT_EVENTS_MAX_SECONDS (the client reconnects).
+AGENT_PROVIDERS = _env_json(
+    "AGENT_PROVIDERS",
+    {
+        "openai": {"kind": "openai", "base_url": "https://api.openai.com/v1"},
+        "anthropic": {"kind": "anthropic", "base_url": "https://api.anthropic.com"},
+    },
+)
+AGENT_KEY_ENCRYPTION_KEY = os.environ.get("AGENT_KEY_ENCRYPTION_KEY") or ""
+AGENT_RUN_IN_PROCESS_WORKERS = _env_int("AGENT_RUN_IN_PROCESS_WORKERS", 2)
+AGENT_RUN_GRACE_SECONDS = _env_int("AGENT_RUN_GRACE_SECONDS", 60)
+AGENT_RUN_RESEND_SECONDS = _env_int("AGENT_RUN_RESEND_SECONDS", 120)
+AGENT_CANCEL_POLL_SECONDS = _env_float("AGENT_CANCEL_POLL_SECONDS", 0.5)
+AGENT_EVENTS_POLL_SECONDS = _env_float("AGENT_EVENTS_POLL_SECONDS", 0.5)
+AGENT_EVENTS_MAX_SECONDS = _env_float("AGENT_EVENTS_MAX_SECONDS", 300.0)
 
 # MCP confirmations (tools marked "confirm"): how long the user has to answer, on the call's stream
 # (handshake-era clients) or before the sealed requestState of a 2026-07-28 retry expires.

@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/", include("apps_runtime.api.urls")),
     path("api/", include("mcp_gateway.api.urls")),
     path("api/", include("oauth.api.urls")),
+    path("api/", include("agents.api.urls")),
     # OAuth 2.1 for MCP clients. The toolkit reverses its endpoints in the "oauth2_provider"
     # namespace; the authorization endpoint is the gateway's consent page (it shows its catalog).
     path(

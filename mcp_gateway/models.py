@@ -34,6 +34,9 @@ class ToolCallAudit(TenantOwned):
     # The OAuth client the call came through (a client ID, or its metadata document URL), if any.
     oauth_client_id = models.CharField(max_length=255, blank=True)
     method = models.CharField(max_length=40, default="tools/call")
+    # The tenant agent, and its run, that made the call for the caller (blank: the caller's own call).
+    agent_name = models.CharField(max_length=40, blank=True)
+    agent_run_id = models.CharField(max_length=40, blank=True)
     wire_name = models.CharField(max_length=128)
     app_name = models.CharField(max_length=40, blank=True)
     app_version = models.PositiveIntegerField(null=True)

@@ -22,6 +22,8 @@ class Caller:
     ``is_service`` marks a service principal: an app job's identity (username ``job:<app>/<job>``),
     a member holding exactly its roles, authenticated without a user account (``user_id`` is None).
     ``oauth_grant_id`` and ``oauth_client_id`` name the OAuth connection a caller came through.
+    ``agent_name`` and ``agent_run_id`` name the tenant agent, and its run, acting for this caller:
+    its tool calls are audited under them.
     """
 
     tenant_id: int
@@ -36,6 +38,8 @@ class Caller:
     is_service: bool = False
     oauth_grant_id: int | None = None
     oauth_client_id: str | None = None
+    agent_name: str | None = None
+    agent_run_id: str | None = None
 
     @property
     def is_authenticated(self) -> bool:

@@ -99,6 +99,20 @@ SETTINGS: dict[str, SettingSpec] = {
             maximum=1_000_000,
         ),
         SettingSpec(
+            "agentRunsPerDay",
+            100,
+            "Runs of the tenant's AI agents that may start in one UTC day; past it a new run is refused.",
+            minimum=0,
+            maximum=1_000_000,
+        ),
+        SettingSpec(
+            "agentTokensPerDay",
+            1_000_000,
+            "Model tokens the tenant's AI agents may use in one UTC day; once spent, new runs are refused.",
+            minimum=0,
+            maximum=1_000_000_000,
+        ),
+        SettingSpec(
             "confirmDestructiveTools",
             True,
             "Ask the user before tools marked confirm run; off, they run without asking.",

@@ -36,24 +36,19 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from mcp_gateway.exceptions import ToolUnavailable
-from mcp_gateway.limits.rate_limits import at_rate_limit
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest
-from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.audit import arguments_hash, record_call
-from mcp_gateway.tools.calls import resolve_tool
 from mcp_gateway.tools.catalog import cached_catalog
 from mcp_gateway.tools.confirmation import (
     FIELD,
     REQUESTED_SCHEMA,
     Confirmation,
     Verdict,
-    confirmation_message,
-    needs_confirmation,
     verdict_of,
 )
+from mcp_gateway.tools.questions import confirmation_question
 
 logger = logging.getLogger("mcp_gateway.protocol.elicitation")
 
@@ -93,17 +88,7 @@ async def confirm_call(
 
 def _question(gw: GatewayRequest, name: str, arguments: dict[str, Any]) -> str | Confirmation | None:
     """The question for a call that would run and needs asking; the call decides on any other."""
-    try:
-        entry = resolve_tool(gw.tenant, gw.caller, name)
-    except ToolUnavailable:
-        return None
-    if not entry.confirm or argument_problems(entry.validator, arguments):
-        return None
-    if at_rate_limit(gw.tenant, gw.caller, entry):
-        return None  # the call itself refuses it as rate-limited
-    if not needs_confirmation(gw.tenant, entry):
-        return Confirmation(Verdict.NOT_ASKED)
-    return confirmation_message(entry, arguments)
+    return confirmation_question(gw.tenant, gw.caller, name, arguments)
 
 
 def _can_ask(ctx: ServerRequestContext) -> bool:

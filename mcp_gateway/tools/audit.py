@@ -111,6 +111,8 @@ def record_call(
         "user_id": caller.user_id,
         "token_id": caller.token_id,
         "oauth_client_id": caller.oauth_client_id or "",
+        "agent_name": caller.agent_name or "",
+        "agent_run_id": caller.agent_run_id or "",
         "wire_name": wire_name,
         "app_name": app_name,
         "app_version": app_version,

@@ -56,6 +56,8 @@ def test_an_integer_setting_is_typed_in_and_goes_through_the_action(signed_in, a
 def test_a_bad_setting_is_a_form_error(signed_in, acme, data):
     assert signed_in("admin").post("/console/acme/settings/set", data).status_code == 400
     assert settings_of(acme) == {
+        "agentRunsPerDay": 100,
+        "agentTokensPerDay": 1000000,
         "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,

@@ -41,6 +41,8 @@ def test_settings_are_edited_in_the_tenant_form(admin_client, make_tenant):
     assert response.status_code == 302
     tenant.refresh_from_db()
     assert tenant.get_settings() == {
+        "agentRunsPerDay": 100,
+        "agentTokensPerDay": 1000000,
         "confirmDestructiveTools": False,  # an unticked box
         "customAppsMcpTools": False,
         "maxOutputTokens": 5000,

@@ -64,6 +64,8 @@ def test_superusers_see_unknown_tenants_as_404(api_client, acme):
 def test_admin_reads_and_patches_settings(api_client, acme, make_token):
     bearer(api_client, make_token, acme, "admin")
     defaults = {
+        "agentRunsPerDay": 100,
+        "agentTokensPerDay": 1000000,
         "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,

@@ -9,6 +9,8 @@ pytestmark = pytest.mark.django_db
 
 def test_settings_default_to_on(make_tenant):
     assert make_tenant().get_settings() == {
+        "agentRunsPerDay": 100,
+        "agentTokensPerDay": 1000000,
         "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,

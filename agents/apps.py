@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class AgentsConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "agents"
+    verbose_name = "Tenant agents"
+
+    def ready(self) -> None:
+        from agents import checks  # noqa: F401  (registers the settings checks)

@@ -1,0 +1,123 @@
+"""The agent's tools: the caller's own MCP tools, called through the gateway's one tool path.
+
+An agent is offered exactly the entries of the caller's ``tools/list`` (``visible_tools``, which
+applies roles and ``customAppsMcpTools``), narrowed by the agent's selectors. Each call goes through
+``mcp_gateway.tools.calls.call_tool``, the function an MCP ``tools/call`` goes through: listing,
+argument checks, the as-caller route run, confirmation, output budget, rate limit and audit. The
+caller carries the agent's name and the run's id, so the audit row names both.
+
+A tool that wants the user's confirmation pauses the run (pydantic-ai's ``ApprovalRequired``):
+nothing runs until a person approves the step, and then the call goes through with that yes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import mcp.types as types
+from asgiref.sync import sync_to_async
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from agents.steps import StepRecorder
+from mcp_gateway.exceptions import InternalError, ToolUnavailable
+from mcp_gateway.tools.calls import call_tool, visible_tools
+from mcp_gateway.tools.catalog import CatalogEntry
+from mcp_gateway.tools.confirmation import Confirmation, Verdict
+from mcp_gateway.tools.questions import confirmation_question
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+# Arguments are checked by the gateway against the tool's inputSchema (its problems go back to the
+# model as the tool's error), so the framework only needs a JSON object.
+_ANY_OBJECT = SchemaValidator(schema=core_schema.dict_schema())
+APPROVED = Confirmation(Verdict.ACCEPTED)
+
+
+def selected(entry: CatalogEntry, selectors: list[str] | None) -> bool:
+    """Whether the agent's selectors (None: all) take this tool: ``app:<name>`` or its wire name."""
+    if selectors is None:
+        return True
+    return entry.wire_name in selectors or (
+        entry.app_name is not None and f"app:{entry.app_name}" in selectors
+    )
+
+
+def offered_tools(tenant: Tenant, caller: Caller, selectors: list[str] | None) -> list[CatalogEntry]:
+    """The caller's ``tools/list`` entries the agent may use, in the catalog's order."""
+    return [entry for entry in visible_tools(tenant, caller) if selected(entry, selectors)]
+
+
+def model_text(result: types.CallToolResult) -> str:
+    """What the model reads of a tool result: its text blocks (the JSON, for a structured result)."""
+    text = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    if not text and result.structured_content is not None:
+        text = json.dumps(result.structured_content, ensure_ascii=False)
+    return f"Tool error: {text}" if result.is_error else text
+
+
+class GatewayToolset(AbstractToolset[None]):
+    """The caller's tools for one slice of a run (see the module docstring)."""
+
+    def __init__(self, tenant: Tenant, caller: Caller, selectors: list[str] | None, recorder: StepRecorder):
+        self.tenant, self.caller, self.selectors, self.recorder = tenant, caller, selectors, recorder
+        self.offered: set[str] = set()
+
+    @property
+    def id(self) -> str:
+        return "gateway"
+
+    async def get_tools(self, ctx: RunContext[None]) -> dict[str, ToolsetTool[None]]:
+        # Read again at every step: a role or setting change applies to the run's next step.
+        entries = await sync_to_async(offered_tools)(self.tenant, self.caller, self.selectors)
+        self.offered = {entry.wire_name for entry in entries}
+        return {
+            entry.wire_name: ToolsetTool(
+                toolset=self,
+                tool_def=ToolDefinition(
+                    name=entry.wire_name,
+                    description=entry.tool.description,
+                    parameters_json_schema=entry.tool.input_schema,
+                ),
+                max_retries=2,
+                args_validator=_ANY_OBJECT,
+            )
+            for entry in entries
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[None], tool: ToolsetTool[None]
+    ) -> str:
+        return await sync_to_async(self.call)(name, tool_args, ctx.tool_call_id or "", ctx.tool_call_approved)
+
+    def call(self, name: str, arguments: dict[str, Any], tool_call_id: str, approved: bool) -> str:
+        """One tool call of the model, synchronously, in the run's thread (it holds the database)."""
+        confirmation: Confirmation | None = APPROVED if approved else None
+        if not approved:
+            asked = confirmation_question(self.tenant, self.caller, name, arguments)
+            if isinstance(asked, str):
+                step = self.recorder.awaiting_approval(name, tool_call_id, arguments, asked)
+                raise ApprovalRequired({"step": step})
+            confirmation = asked
+        started = time.perf_counter()
+        try:
+            result = call_tool(self.tenant, self.caller, name, arguments, confirmation)
+        except ToolUnavailable as err:
+            text = f"Tool error: {err}"
+        except InternalError as err:
+            text = f"Tool error: the platform failed (error id {err.error_id})."
+        else:
+            text = model_text(result)
+        self.recorder.tool_call(
+            name,
+            tool_call_id,
+            arguments,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            approved=approved,
+        )
+        return text
