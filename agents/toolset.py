@@ -37,6 +37,7 @@ from tenants.models import Tenant
 # model as the tool's error), so the framework only needs a JSON object.
 _ANY_OBJECT = SchemaValidator(schema=core_schema.dict_schema())
 APPROVED = Confirmation(Verdict.ACCEPTED)
+ASKED = "Tool error: the tool asked its caller for input, which an agent run cannot give."
 
 
 def selected(entry: CatalogEntry, selectors: list[str] | None) -> bool:
@@ -112,7 +113,8 @@ class GatewayToolset(AbstractToolset[None]):
         except InternalError as err:
             text = f"Tool error: the platform failed (error id {err.error_id})."
         else:
-            text = model_text(result)
+            # A handler that asks its caller questions (``request.ask``) gets no answer from an agent.
+            text = model_text(result) if isinstance(result, types.CallToolResult) else ASKED
         self.recorder.tool_call(
             name,
             tool_call_id,
