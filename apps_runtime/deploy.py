@@ -17,8 +17,10 @@ from apps_runtime.dispatch import warm_key
 from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults
 from apps_runtime.manifest.handlers import check_bundle
 from apps_runtime.manifest.problems import pointer
+from apps_runtime.manifest.schema import UI_VISIBILITY
 from apps_runtime.models import App, AppVersion, Job, Tool
 from apps_runtime.sandbox import get_sandbox
+from apps_runtime.screens import screen_uri
 from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
 from tenants.actions import bump_state_version
 from tenants.models import Tenant
@@ -138,6 +140,19 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "pinned": tool.get("pinned") is True,
         "appTitle": manifest.get("title") or "",
         "appDescription": manifest.get("description") or "",
+        "ui": _tool_ui(manifest, tool),
+    }
+
+
+def _tool_ui(manifest: dict, tool: dict) -> dict | None:
+    """The screen a tool shows (MCP Apps), as the gateway lists it; None for a tool without one."""
+    ui = tool.get("ui")
+    if not ui:
+        return None
+    return {
+        "resourceUri": screen_uri(manifest["name"], ui["screen"]),
+        "visibility": list(ui.get("visibility") or UI_VISIBILITY),
+        "requiresUiHost": ui.get("requiresUiHost") is True,
     }
 
 

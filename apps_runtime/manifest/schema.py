@@ -46,6 +46,18 @@ TOOL_KEYWORD_MAX_CHARS = 60
 # A tool's output budget in estimated tokens: the range of the tenant setting that defaults it.
 MAX_OUTPUT_TOKENS_MIN = setting_spec("maxOutputTokens").minimum
 MAX_OUTPUT_TOKENS_MAX = setting_spec("maxOutputTokens").maximum
+# Screens (``screens``): HTML views of the app, served on its front-end path and as MCP Apps.
+SCREEN_NAME_PATTERN = TOOL_NAME_PATTERN
+UI_VISIBILITY = ("model", "app")
+CSP_DOMAIN_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+CSP_DOMAINS_MAX = 20
+# An origin a screen may reach: https (or http on loopback, for development), a host or a
+# leading-wildcard host, an optional port; no path, quote, space or semicolon (it is put in a CSP).
+CSP_DOMAIN_PATTERN = (
+    r"^(?:https://(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*"
+    r"|http://(?:localhost|127\.0\.0\.1))(?::[0-9]{1,5})?$"
+)
+UI_PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
 # Patterns in embedded schemas run on RE2; a legitimate one is short, and the cap bounds compile cost.
 SCHEMA_PATTERN_MAX = 1000
 
@@ -146,6 +158,17 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "items": {"$ref": "#/$defs/prompt"},
                 },
             },
+        },
+        "screens": {
+            "type": "object",
+            "title": "Screens",
+            "description": (
+                "Screen name to an HTML file of the bundle (with the CSS, JavaScript and images it "
+                "references), served on the app's front-end path and shown by tools as MCP Apps views."
+            ),
+            "propertyNames": {"pattern": SCREEN_NAME_PATTERN},
+            "maxProperties": 50,
+            "additionalProperties": {"$ref": "#/$defs/screen"},
         },
         "jobs": {
             "type": "object",
@@ -305,6 +328,75 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     },
                 },
                 "rateLimit": RATE_LIMIT_SCHEMA,
+                "ui": {
+                    "type": "object",
+                    "title": "The screen this tool shows (MCP Apps)",
+                    "required": ["screen"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "screen": {"type": "string", "description": 'A key of "screens".'},
+                        "visibility": {
+                            "type": "array",
+                            "minItems": 1,
+                            "uniqueItems": True,
+                            "items": {"enum": list(UI_VISIBILITY)},
+                            "default": list(UI_VISIBILITY),
+                            "description": (
+                                '["model", "app"]: the model and the view may call it; ["app"]: hidden '
+                                "from the model, callable only from a view (a client showing MCP Apps)."
+                            ),
+                        },
+                        "requiresUiHost": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": (
+                                "List the tool only to clients that show MCP Apps views (it still answers "
+                                "a call by name with structured content and text)."
+                            ),
+                        },
+                    },
+                },
+            },
+        },
+        "screen": {
+            "type": "object",
+            "title": "Screen",
+            "required": ["file"],
+            "additionalProperties": False,
+            "properties": {
+                "file": {
+                    "type": "string",
+                    "pattern": r"\.html?$",
+                    "description": "Bundle-relative path of the screen's HTML file.",
+                    "examples": ["screens/case_card.html"],
+                },
+                "title": {"type": "string", "maxLength": 200},
+                "description": {"type": "string", "maxLength": TOOL_DESCRIPTION_MAX},
+                "auth": {
+                    "$ref": "#/$defs/authExpression",
+                    "description": "Who may open it besides the app's access (default: user).",
+                },
+                "csp": {
+                    "type": "object",
+                    "title": "Origins the screen may reach (MCP Apps _meta.ui.csp)",
+                    "additionalProperties": False,
+                    "properties": {
+                        key: {
+                            "type": "array",
+                            "maxItems": CSP_DOMAINS_MAX,
+                            "uniqueItems": True,
+                            "items": {"type": "string", "maxLength": 253},
+                        }
+                        for key in CSP_DOMAIN_KEYS
+                    },
+                },
+                "permissions": {
+                    "type": "array",
+                    "uniqueItems": True,
+                    "items": {"enum": list(UI_PERMISSIONS)},
+                    "description": "Browser features the view asks the host for.",
+                },
+                "prefersBorder": {"type": "boolean"},
             },
         },
         "completion": {

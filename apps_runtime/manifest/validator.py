@@ -26,6 +26,7 @@ from apps_runtime.manifest.output_warnings import output_warnings
 from apps_runtime.manifest.problems import DeployRejected, Problem, child, ordered, pointer, shorten
 from apps_runtime.manifest.prompts import prompt_problems
 from apps_runtime.manifest.resources import resource_problems
+from apps_runtime.manifest.screens import screen_problems
 from apps_runtime.manifest.structure import NAME_HINT, schema_problems
 from tenants.rate_limit_rule import rate_limit_problems
 
@@ -66,7 +67,7 @@ def validate_manifest(manifest: Any, files: Collection[str] | Mapping[str, bytes
         if isinstance(files, Mapping)
         else dict.fromkeys(files, 0)
     )
-    checker = _Checker(manifest, sizes, plain=plain)
+    checker = _Checker(manifest, sizes, plain=plain, contents=files if isinstance(files, Mapping) else None)
     checker.run()
     covered = {problem.pointer for problem in checker.problems}
     found = schema_problems(manifest, plain=plain)
@@ -81,8 +82,16 @@ def validate_manifest(manifest: Any, files: Collection[str] | Mapping[str, bytes
 class _Checker:
     """The semantic checks; each one skips values the schema pass already rejects by type."""
 
-    def __init__(self, manifest: Any, sizes: dict[str, int], *, plain: bool):
+    def __init__(
+        self,
+        manifest: Any,
+        sizes: dict[str, int],
+        *,
+        plain: bool,
+        contents: Mapping[str, bytes] | None = None,
+    ):
         self.manifest = manifest if isinstance(manifest, dict) else {}
+        self.contents = contents
         self.files = frozenset(sizes)
         self.sizes = sizes
         self.plain = plain
@@ -105,6 +114,7 @@ class _Checker:
         self.check_jobs()
         self.problems += resource_problems(manifest, self.routes, self.sizes)
         self.problems += prompt_problems(manifest, self.routes, self.sizes)
+        self.problems += screen_problems(manifest, self.sizes, self.contents)
         self.problems += long_run_problems(manifest)
 
     def check_auth(self, value: Any, ptr: str, what: str) -> AuthExpr | None:
