@@ -23,9 +23,9 @@ RECORD_VARIABLE = "record_id"
 MAX_URI_LENGTH = 2000
 
 
-def app_uri(app_name: str, path: str) -> str:
+def app_uri(app_name: str, path: str, scheme: str = SCHEME) -> str:
     """The absolute URI (or URI template) of ``path`` in app ``app_name``."""
-    return f"{SCHEME}://{app_name}/{path}"
+    return f"{scheme}://{app_name}/{path}"
 
 
 def variables(path: str) -> tuple[str, ...]:
@@ -46,12 +46,13 @@ class UriPattern:
     path: str
     segments: tuple[str, ...]
     names: tuple[str | None, ...]  # the variable of each segment, None for a literal
+    scheme: str = SCHEME  # app://, or ui:// for an app's screens (MCP Apps)
 
     @classmethod
-    def compile(cls, app_name: str, path: str) -> UriPattern:
+    def compile(cls, app_name: str, path: str, scheme: str = SCHEME) -> UriPattern:
         segments = tuple(path.split("/"))
         names = tuple(m.group(1) if (m := _VARIABLE.match(seg)) else None for seg in segments)
-        return cls(app_name, path, segments, names)
+        return cls(app_name, path, segments, names, scheme)
 
     @property
     def is_template(self) -> bool:
@@ -59,11 +60,11 @@ class UriPattern:
 
     @property
     def uri(self) -> str:
-        return app_uri(self.app_name, self.path)
+        return app_uri(self.app_name, self.path, self.scheme)
 
     def match(self, uri: str) -> dict[str, str] | None:
         """The variables of ``uri`` if it is this pattern's URI (or an expansion of it), else None."""
-        prefix = f"{SCHEME}://{self.app_name}/"
+        prefix = f"{self.scheme}://{self.app_name}/"
         if len(uri) > MAX_URI_LENGTH or not uri.startswith(prefix):
             return None
         parts = uri[len(prefix) :].split("/")
@@ -87,4 +88,4 @@ class UriPattern:
             seg if name is None else quote(values[name], safe="")
             for seg, name in zip(self.segments, self.names, strict=True)
         ]
-        return app_uri(self.app_name, "/".join(parts))
+        return app_uri(self.app_name, "/".join(parts), self.scheme)

@@ -37,6 +37,10 @@ SCREENS_SEGMENT = "_screens"  # the front-end path's reserved first segment
 
 _CLOSE = {"script": re.compile(r"</script\s*>", re.I), "style": re.compile(r"</style\s*>", re.I)}
 _REMOTE = re.compile(r"^https?://", re.I)
+# Script types a browser runs (or reads as an import map): what a CSP must allow by hash. Data blocks
+# (application/json) are never run.
+_EXECUTED = frozenset({"", "module", "text/javascript", "application/javascript", "importmap"})
+APP_INFO_ID = "lcp-app"
 
 
 def screen_uri(app_name: str, screen_name: str) -> str:
@@ -105,7 +109,7 @@ class _Scan(HTMLParser):
         if values.get("src"):
             kind = values.get("type")
             self.references.append(Reference("script", values["src"], start, end, start_tag, kind))
-        else:
+        elif values.get("type", "module").lower() in _EXECUTED:
             self.inline_scripts.append(body)
             self.uses_sdk = self.uses_sdk or SDK_SPECIFIER in body
         self._script = None
@@ -174,9 +178,13 @@ def _inlined(ref: Reference, data: bytes, path: str) -> str:
     return f"<script{kind}>{_escaped(body, 'script')}</script>"
 
 
-def render(html_path: str, read: Callable[[str], bytes], sdk_url: str) -> RenderedScreen:
-    """The screen at ``html_path`` as one document: referenced bundle files inlined, and an import
-    map for the ext-apps SDK when a script imports it. ``read`` reads a bundle file."""
+def render(
+    html_path: str, read: Callable[[str], bytes], sdk_url: str, app_info: dict | None = None
+) -> RenderedScreen:
+    """The screen at ``html_path`` as one document: referenced bundle files inlined, an import map
+    for the ext-apps SDK when a script imports it, and ``app_info`` as a JSON data block
+    (``<script type="application/json" id="lcp-app">``: the wire names of the app's tools, the
+    front-end's base path) for the view to read. ``read`` reads a bundle file."""
     html = read(html_path).decode("utf-8")
     found = scan(html)
     pieces, at = [], 0
@@ -189,17 +197,25 @@ def render(html_path: str, read: Callable[[str], bytes], sdk_url: str) -> Render
     pieces.append(html[at:])
     document = "".join(pieces)
     rendered = scan(document)
+    head = ""
+    if app_info is not None:
+        head += f'<script type="application/json" id="{APP_INFO_ID}">{_json_text(app_info)}</script>'
     if rendered.uses_sdk:
-        importmap = json.dumps({"imports": {SDK_SPECIFIER: sdk_url}})
-        tag = f'<script type="importmap">{importmap}</script>'
+        head += f'<script type="importmap">{_json_text({"imports": {SDK_SPECIFIER: sdk_url}})}</script>'
+    if head:
         where = rendered.head_end or 0
-        document = document[:where] + tag + document[where:]
+        document = document[:where] + head + document[where:]
         rendered = scan(document)
     hashes = tuple(
         "'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii") + "'"
         for s in rendered.inline_scripts
     )
     return RenderedScreen(html=document, script_hashes=hashes, uses_sdk=rendered.uses_sdk)
+
+
+def _json_text(value: dict) -> str:
+    """JSON inside a <script> element: no ``<`` can close it."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def ui_csp(spec: dict, platform_origin: str | None, uses_sdk: bool) -> dict[str, list[str]]:

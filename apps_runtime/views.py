@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
+from django.shortcuts import redirect
 from django.views.decorators.csrf import csrf_exempt
 
-from apps_runtime.dispatch import RouteResult, check_route_access, load_app, run_route
+from apps_runtime.auth_expr import parse_auth
+from apps_runtime.bundles import bundle_dir
+from apps_runtime.dispatch import RouteResult, check_route_access, load_app, may_use_route, run_route
 from apps_runtime.exceptions import (
     AuthenticationRequired,
+    MethodNotAllowed,
     PermissionDenied,
     RequestTooLarge,
+    RouteNotFound,
     RuntimeDomainError,
     UnsupportedMediaType,
 )
+from apps_runtime.manifest import defaults
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
 from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
+from apps_runtime.screens import SDK_PATH, SDK_VERSION, content_security_policy, render
 from core.error_ids import error_id_note
 from core.problems import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
@@ -106,3 +115,63 @@ def _failure_response(result: RouteResult) -> JsonResponse:
         instance=result.error_url,
     )
     return problem_response(body, headers=result.headers)
+
+
+@csrf_exempt
+def app_screen(request: HttpRequest, tenant_slug: str, app_name: str, screen_name: str) -> HttpResponseBase:
+    """A screen of the app for its own users: behind the app's access and the screen's auth, with a
+    Content-Security-Policy that runs only the screen's own scripts (by hash) and the platform's SDK."""
+    tenant = Tenant.objects.filter(slug=tenant_slug).first()
+    if tenant is None:
+        return error_response(TenantNotFound(tenant_slug))
+    try:
+        if request.method not in ("GET", "HEAD"):
+            raise MethodNotAllowed(request.method, ["GET", "HEAD"])
+        caller = _caller(request, tenant)
+        loaded = load_app(tenant, app_name)
+        spec = (loaded.version.manifest.get("screens") or {}).get(screen_name)
+        if spec is None:
+            raise RouteNotFound(f"/_screens/{screen_name}")
+        auth = parse_auth(spec.get("auth", defaults.DEFAULT_ACCESS))
+        if not may_use_route(loaded.compiled.access, auth, caller):
+            if not caller.is_authenticated:
+                raise AuthenticationRequired()
+            raise PermissionDenied("you may not open this screen")
+    except AuthenticationRequired as err:
+        if "text/html" in request.headers.get("Accept", ""):  # a person in a browser: sign in first
+            return redirect(f"{settings.LOGIN_URL}?next={request.get_full_path()}")
+        response = error_response(err)
+        response["WWW-Authenticate"] = 'Bearer realm="apps"'
+        return response
+    except RuntimeDomainError as err:
+        return error_response(err)
+    root = bundle_dir(loaded.version)
+    info = {"app": app_name, "tools": {}, "base": f"/t/{tenant.slug}/apps/{app_name}"}
+    rendered = render(spec["file"], lambda path: (root / path).read_bytes(), SDK_PATH, info)
+    headers = {
+        "Content-Security-Policy": content_security_policy(spec, rendered),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+        "Cache-Control": "private, no-cache",
+    }
+    return HttpResponse(rendered.html, content_type="text/html; charset=utf-8", headers=headers)
+
+
+SDK_FILE = (
+    Path(settings.BASE_DIR) / "lowcode_platform" / "vendor" / f"ext-apps-{SDK_VERSION}" / "app-with-deps.js"
+)
+
+
+def ext_apps_sdk(request: HttpRequest) -> HttpResponseBase:
+    """The ext-apps App SDK (MIT) screens import. Any origin may load it: an MCP Apps host renders a
+    view in a sandboxed frame whose origin is opaque, and a module script is fetched with CORS."""
+    if not SDK_FILE.is_file():
+        body = problem(
+            404, "not_found", "the ext-apps SDK is not installed here: run bash .ci/fetch-ext-apps"
+        )
+        return problem_response(body)
+    response = FileResponse(SDK_FILE.open("rb"), content_type="text/javascript; charset=utf-8")
+    response["Access-Control-Allow-Origin"] = "*"
+    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from mcp_gateway.protocol.context import GatewayRequest, gateway_request
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, view_key
+from mcp_gateway.tools.client_features import ui_host
 
 logger = logging.getLogger("mcp_gateway.protocol.list_pages")
 
@@ -58,7 +59,7 @@ def _page_key(ctx: ServerRequestContext, gw: GatewayRequest) -> tuple | None:
     cursor = params.get("cursor")
     if cursor is not None and not isinstance(cursor, str):
         return None  # the SDK refuses it as invalid params: nothing to keep
-    view = view_key(gw.caller, app_tools=gw.tenant.setting("customAppsMcpTools"))
+    view = view_key(gw.caller, app_tools=gw.tenant.setting("customAppsMcpTools"), ui_host=ui_host.get())
     discovery = gw.tenant.setting("toolDiscovery")
     return (view, discovery, cursor, ctx.protocol_version, settings.MCP_PAGE_SIZE)
 

@@ -15,6 +15,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
 from core.error_ids import new_error_id
 from mcp_gateway.exceptions import (
     InternalError,
@@ -26,6 +27,7 @@ from mcp_gateway.exceptions import (
 )
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import RememberClientKinds, call_asking
+from mcp_gateway.protocol.client_features import ClientFeatures
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import current_request, gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
@@ -42,6 +44,8 @@ from mcp_gateway.tools.tool_search import wire_version
 
 logger = logging.getLogger("mcp_gateway.protocol.server")
 Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
+# MCP Apps: tools may show screens (``_meta.ui.resourceUri``), served as ui:// resources.
+EXTENSIONS = {UI_EXTENSION: {"mimeTypes": [SCREEN_MIME_TYPE]}}
 
 
 class GatewayServer(Server):
@@ -57,6 +61,9 @@ class GatewayServer(Server):
             extensions,
         )
         options.capabilities.tasks = TASKS_CAPABILITY  # tasks/* are served by task_methods.py
+        # 2025-11-25 has no ``extensions`` capability (the SDK drops it on that wire): MCP Apps goes
+        # under ``experimental`` there too, where hosts of that era look.
+        options.capabilities.experimental = {**(options.capabilities.experimental or {}), **EXTENSIONS}
         return options
 
 
@@ -151,6 +158,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
     @internal_errors
     async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams):
         gw = gateway_request(ctx)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # a screen's SDK URL
         try:
             return await in_thread(resources.read_resource, gw.tenant, gw.caller, str(params.uri))
         except (Unavailable, RouteAnswerRefused) as err:
@@ -219,9 +227,11 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_completion=complete,
         on_subscriptions_listen=internal_errors(notifier.listen_handler),
     )
+    server.extensions.update(EXTENSIONS)  # both eras' capabilities and server/discover read it
     if not settings.MCP_OPENTELEMETRY:
         # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    server.middleware.append(ClientFeatures())  # before ListPages: a page depends on it
     server.middleware.append(ListPages(notifier))
     register_task_methods(server, internal_errors)
     # Declares the logging capability (handshake era); registered after construction, where the SDK

@@ -20,6 +20,7 @@ from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS
 from mcp_gateway.tools.call_events import running_call_events
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
+from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
 from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
@@ -31,6 +32,7 @@ from tenants.models import Tenant
 Outcome = ToolCallAudit.Outcome
 __all__ = ["call_tool", "list_tools", "resolve_tool", "visible_tools"]
 APP_TOOLS_OFF = "App tools are switched off for this tenant (setting customAppsMcpTools)."
+APP_ONLY = "It is called from its app's view, in a client that shows MCP Apps."
 
 
 def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListToolsResult:
@@ -54,6 +56,8 @@ def resolve_tool(tenant: Tenant, caller: Caller, name: str) -> CatalogEntry:
         raise ToolUnavailable(name)
     if entry.builtin is None and not tenant.setting("customAppsMcpTools"):
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_TOOLS_OFF}")
+    if entry.app_only and not ui_host.get():
+        raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_ONLY}")
     return entry
 
 

@@ -22,6 +22,7 @@ from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from mcp_gateway.tools.builtin_specs import BUILTIN_SPECS, SEARCH_TOOLS
+from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
 from mcp_gateway.tools.search_index import SearchIndex
 from tenants.callers import Caller
@@ -53,6 +54,7 @@ class CatalogEntry:
     pinned: bool = False
     app_title: str = ""
     app_description: str = ""
+    ui: dict | None = None  # the screen it shows (resourceUri, visibility, requiresUiHost), if any
 
     # Compiled on first call, not when the catalog is built: a tenant of thousands of tools lists
     # them all, but calls few.
@@ -66,6 +68,17 @@ class CatalogEntry:
 
     def output_budget(self, tenant: Tenant) -> OutputBudget:
         return output_budget(tenant, self.max_output_tokens, self.tool.input_schema)
+
+    @property
+    def app_only(self) -> bool:
+        """Hidden from the model: only a view (through a client that shows MCP Apps) calls it."""
+        return self.ui is not None and "model" not in self.ui["visibility"]
+
+    def listed_for(self, ui_host: bool) -> bool:
+        """Whether ``tools/list`` offers it to a client that shows MCP Apps views (``ui_host``) or not."""
+        if self.ui is None:
+            return True
+        return not self.app_only and (ui_host or not self.ui["requiresUiHost"])
 
     def visible_to(self, caller: Caller) -> bool:
         if caller.read_only and not self.read_only:
@@ -116,12 +129,17 @@ class TenantCatalog:
             found = self._derived.setdefault(key, build())
         return found
 
-    def visible(self, caller: Caller, *, app_tools: bool) -> list[CatalogEntry]:
-        """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order."""
-        key = view_key(caller, app_tools=app_tools)
+    def visible(self, caller: Caller, *, app_tools: bool, ui_host: bool = False) -> list[CatalogEntry]:
+        """The tools ``caller`` may see, built-ins first, then app tools by app and manifest order;
+        for a client that shows MCP Apps views (``ui_host``) or not."""
+        key = view_key(caller, app_tools=app_tools, ui_host=ui_host)
         found = self._views.get(key)
         if found is None:
-            found = [e for e in self.entries if (app_tools or e.builtin) and e.visible_to(caller)]
+            found = [
+                e
+                for e in self.entries
+                if (app_tools or e.builtin) and e.visible_to(caller) and e.listed_for(ui_host)
+            ]
             if len(self._views) > 256:
                 self._views.clear()
             self._views[key] = found
@@ -130,7 +148,9 @@ class TenantCatalog:
 
 def visible_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
     """Every tool ``caller`` may see and call now: the one per-caller rule of tools/list and search_tools."""
-    return catalog_for(tenant).visible(caller, app_tools=tenant.setting("customAppsMcpTools"))
+    return catalog_for(tenant).visible(
+        caller, app_tools=tenant.setting("customAppsMcpTools"), ui_host=ui_host.get()
+    )
 
 
 def listed_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
@@ -142,9 +162,9 @@ def listed_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
     return [e for e in visible if e.builtin is not None or e.pinned]
 
 
-def view_key(caller: Caller, *, app_tools: bool) -> tuple:
+def view_key(caller: Caller, *, app_tools: bool, ui_host: bool = False) -> tuple:
     """Everything the tools a caller sees depend on, besides the catalog; role combinations are few."""
-    return (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools)
+    return (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools, ui_host)
 
 
 def _annotations(raw: dict) -> types.ToolAnnotations | None:
@@ -173,6 +193,7 @@ def _app_entry(row: Tool) -> CatalogEntry:
             output_schema=output,
             annotations=_annotations(annotations),
             execution=types.ToolExecution(task_support=d["task"]) if d.get("task") else None,
+            _meta=_ui_meta(d.get("ui")),
         ),
         read_only=annotations.get("readOnlyHint") is True,
         task_support=d.get("task"),
@@ -188,7 +209,19 @@ def _app_entry(row: Tool) -> CatalogEntry:
         pinned=d.get("pinned") is True,
         app_title=d.get("appTitle") or "",
         app_description=d.get("appDescription") or "",
+        ui=d.get("ui"),
     )
+
+
+def _ui_meta(ui: dict | None) -> dict | None:
+    """A tool's ``_meta`` for MCP Apps hosts: its view, and who may call it. The flat
+    ``ui/resourceUri`` key is the extension's earlier form, which some hosts still read."""
+    if ui is None:
+        return None
+    return {
+        "ui": {"resourceUri": ui["resourceUri"], "visibility": ui["visibility"]},
+        "ui/resourceUri": ui["resourceUri"],
+    }
 
 
 def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:

@@ -55,13 +55,19 @@ def call_origin(origin: str) -> Iterator[None]:
         _call_origin.reset(token)
 
 
+def platform_origin() -> str | None:
+    """The origin clients reach this server at, for the call being served (None outside a request
+    with PUBLIC_BASE_URL unset)."""
+    return settings.PUBLIC_BASE_URL or _call_origin.get()
+
+
 def app_route_url(tenant_slug: str, app_name: str, route_path: str) -> str:
     """The absolute URL of ``route_path`` (``/cases/42?tab=notes``) under the app's front-end path.
 
     Raises:
         NoLinkOrigin: outside a request, with PUBLIC_BASE_URL unset.
     """
-    origin = settings.PUBLIC_BASE_URL or _call_origin.get()
+    origin = platform_origin()
     if not origin:
         raise NoLinkOrigin()
     path, _, query = route_path[1:].partition("?")

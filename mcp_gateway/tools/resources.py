@@ -35,6 +35,8 @@ from apps_runtime.manifest.resources import mime_type, resource_path
 from apps_runtime.records import RecordsScope, change_marker, get_record
 from apps_runtime.resource_uris import UriPattern
 from apps_runtime.routes import compile_route
+from apps_runtime.screens import SCREEN_MIME_TYPE, SDK_PATH, UI_SCHEME, ui_csp, ui_meta
+from apps_runtime.screens import render as render_screen
 from apps_runtime.wire_names import wire_name
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
@@ -42,6 +44,7 @@ from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.catalog import catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
+from mcp_gateway.tools.links import platform_origin
 from mcp_gateway.tools.results import handler_message
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -268,8 +271,69 @@ def _app_entries(tenant: Tenant, app_name: str, manifest: dict) -> list[Resource
     return entries
 
 
-# Kind name -> the entries of one deployed app. Screens (MCP Apps) add theirs here.
-RESOURCE_KINDS: dict[str, Callable[[Tenant, str, dict], list[ResourceEntry]]] = {"app": _app_entries}
+def _read_screen(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
+    """A screen as an MCP Apps view: one HTML document, with the CSP and permissions it declares."""
+    loaded = _loaded(req, entry)
+    root = bundle_dir(loaded.version)
+    origin = platform_origin()
+    info = {"app": entry.app_name, "tools": _app_tool_names(req, loaded.version.manifest), "base": None}
+
+    def read(path: str) -> bytes:
+        return (root / path).read_bytes()
+
+    rendered = render_screen(entry.spec["file"], read, f"{origin or ''}{SDK_PATH}", info)
+    meta = {"ui": ui_meta(entry.spec, ui_csp(entry.spec, origin, rendered.uses_sdk))}
+    req.audit["outcome"] = Outcome.OK
+    return [
+        types.TextResourceContents(uri=req.uri, mime_type=SCREEN_MIME_TYPE, text=rendered.html, _meta=meta)
+    ]
+
+
+def _app_tool_names(req: ReadRequest, manifest: dict) -> dict[str, str]:
+    """The app's tools the caller may call, manifest name -> wire name: what its views call."""
+    catalog = catalog_for(req.tenant)
+    names = {}
+    for tool in (manifest.get("mcp") or {}).get("tools") or []:
+        wire = wire_name(
+            req.tenant.mcp_prefix, manifest["name"], tool["name"], limit=settings.MCP_WIRE_NAME_LIMIT
+        )
+        found = catalog.by_name.get(wire)
+        if found is not None and found.visible_to(req.caller):
+            names[tool["name"]] = wire
+    return names
+
+
+def _screen_entries(tenant: Tenant, app_name: str, manifest: dict) -> list[ResourceEntry]:
+    """The app's screens, as ui://<app>/<screen> resources (MCP Apps views), in manifest order."""
+    access = parse_auth(defaults.app_access(manifest))
+    entries = []
+    for name, spec in (manifest.get("screens") or {}).items():
+        entries.append(
+            ResourceEntry(
+                kind="screen",
+                app_name=app_name,
+                name=name,
+                wire_name=wire_name(tenant.mcp_prefix, app_name, name, limit=settings.MCP_WIRE_NAME_LIMIT),
+                pattern=UriPattern.compile(app_name, name, scheme=UI_SCHEME),
+                title=spec.get("title"),
+                description=spec.get("description")
+                or f"The {spec.get('title') or name} screen of {app_name}.",
+                mime_type=SCREEN_MIME_TYPE,
+                access=access,
+                auth=parse_auth(spec.get("auth", defaults.DEFAULT_ACCESS)),
+                reader=_read_screen,
+                spec=spec,
+                meta={"ui": ui_meta(spec, ui_csp(spec, None, uses_sdk=False))},
+            )
+        )
+    return entries
+
+
+# Kind name -> the entries of one deployed app.
+RESOURCE_KINDS: dict[str, Callable[[Tenant, str, dict], list[ResourceEntry]]] = {
+    "app": _app_entries,
+    "screen": _screen_entries,
+}
 
 
 def build_resources(tenant: Tenant) -> ResourceCatalog:
