@@ -20,7 +20,13 @@ $(VENV)/.installed: pyproject.toml
 .env:
 	printf '# Development defaults (written by make install; the environment wins).\nDEBUG=true\n' > $@
 
-install: $(VENV)/.installed .env
+# The ext-apps App SDK that app screens import (served at /_lcp/ext-apps/...): from npm, digest-checked.
+EXT_APPS_SDK := lowcode_platform/vendor/ext-apps-2.0.4/app-with-deps.js
+$(EXT_APPS_SDK): .ci/fetch-ext-apps
+	bash .ci/fetch-ext-apps
+	touch $@
+
+install: $(VENV)/.installed .env $(EXT_APPS_SDK)
 
 # bubblewrap, for the sandbox's strongest tier; the isolation tests require it (apt, as root or sudo).
 system-deps:
