@@ -172,5 +172,8 @@ def task_payload(tenant: Tenant, caller: Caller, task_id: str) -> dict[str, Any]
     if not task.finished:
         return None
     payload = dict(task.result) if task.result else _wire(error_result(CANCELLED_RESULT))
+    # The stored result is the SDK model's dump, with its 2026-07-28 ``resultType``: tasks/result is a
+    # 2025-11-25 method, whose results have none (the SDK adds it itself to 2026-era answers).
+    payload.pop("resultType", None)
     payload["_meta"] = {**(payload.get("_meta") or {}), RELATED_TASK: {"taskId": task.task_id}}
     return payload

@@ -8,7 +8,9 @@ the answer back as it comes (event streams included).
 Two of the suite's fixed tool names have a single ``_`` (``test_sampling``, ``test_elicitation``),
 and a wire name is always ``<prefix>_<app>_<tool>``; the proxy renames them to the fixture's
 ``test_sampling_create`` / ``test_elicitation_create`` on the way in and back on the way out, rather
-than the platform weakening its wire-name rule for a test.
+than the platform weakening its wire-name rule for a test. Likewise the suite's resource URIs
+(``test://static-text``) are the fixture app ``test``'s (``app://test/static-text``): an app's
+resources always live under ``app://<app>/``.
 """
 
 from __future__ import annotations
@@ -19,21 +21,31 @@ import json
 import httpx2
 
 RENAMED = {"test_sampling": "test_sampling_create", "test_elicitation": "test_elicitation_create"}
+SUITE_URI, APP_URI = "test://", "app://test/"
 _BACK = [(f'"{wire}"'.encode(), f'"{suite}"'.encode()) for suite, wire in RENAMED.items()]
+_BACK.append((APP_URI.encode(), SUITE_URI.encode()))
 _HOP_BY_HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"authorization"}
 
 
 def renamed_request(body: bytes) -> bytes:
-    """The body with a renamed tool's name (``params.name`` of a call) mapped to its wire name."""
+    """The body with a renamed tool's name (``params.name`` of a call) mapped to its wire name, and the
+    suite's resource URIs to the fixture app's."""
     try:
-        message = json.loads(body)
+        message = json.loads(body.replace(SUITE_URI.encode(), APP_URI.encode()))
     except ValueError:
         return body
     params = message.get("params") if isinstance(message, dict) else None
     if isinstance(params, dict) and params.get("name") in RENAMED:
         params["name"] = RENAMED[params["name"]]
-        return json.dumps(message).encode()
-    return body
+    return json.dumps(message).encode()
+
+
+def renamed_header(value: str) -> str:
+    """An ``Mcp-Name`` header value (a tool name or a resource URI) as the platform knows it."""
+    value = value.strip()
+    return RENAMED.get(value) or (
+        APP_URI + value.removeprefix(SUITE_URI) if value.startswith(SUITE_URI) else value
+    )
 
 
 def renamed_response(chunk: bytes) -> bytes:
@@ -66,7 +78,7 @@ class AuthProxy:
         for key, value in scope["headers"]:
             key = key.lower()
             if key == b"mcp-name":
-                value = RENAMED.get(value.decode().strip(), value.decode()).encode()
+                value = renamed_header(value.decode()).encode()
             if key not in _HOP_BY_HOP or key == b"host":  # the suite's own Host, for its DNS-rebinding checks
                 headers.append((key, value))
         query = scope["query_string"].decode()

@@ -39,8 +39,28 @@ SUITE_DIR = Path(os.environ.get("CONFORMANCE_DIR", Path.home() / ".cache" / "lcp
 SCENARIO_SECONDS = 90
 
 # Required scenarios the platform does not pass, by (revision, scenario), with the reason. Each is
-# still run; ``--check`` fails when one of them passes (then it comes off this list).
-NOT_SERVED: dict[tuple[str, str], str] = {}
+# still run; ``--check`` fails when one of them passes (then it comes off this list). None is refused
+# by design: all wait for prompts, completion and resource subscriptions (issue #22), whose fixture
+# entries (prompts of the apps ``simple`` and ``prompt``) are added with them.
+_PENDING_22 = "not built yet: prompts, completion and resource subscriptions are issue #22's"
+NOT_SERVED: dict[tuple[str, str], str] = {
+    **{
+        (revision, scenario): _PENDING_22
+        for revision in REVISIONS
+        for scenario in (
+            "completion-complete",
+            "prompts-list",
+            "prompts-get-simple",
+            "prompts-get-with-args",
+            "prompts-get-embedded-resource",
+            "prompts-get-with-image",
+        )
+    },
+    ("2026-07-28", "caching"): f"prompts/list has no ttlMs/cacheScope until it exists: {_PENDING_22}",
+    ("2026-07-28", "input-required-result-non-tool-request"): f"it asks through prompts/get: {_PENDING_22}",
+    ("2025-11-25", "resources-subscribe"): _PENDING_22,
+    ("2025-11-25", "resources-unsubscribe"): _PENDING_22,
+}
 
 
 @dataclass
@@ -120,7 +140,7 @@ class ProxyThread(threading.Thread):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requirements", action="append", choices=REVISIONS)
-    parser.add_argument("--scenario", action="append", help="only these scenarios (of each revision)")
+    parser.add_argument("--scenario", action="append", help="only these scenarios (required or not)")
     parser.add_argument("--check", action="store_true", help="fail on a scenario outside NOT_SERVED")
     parser.add_argument("--json", type=Path, help="write the outcomes here")
     args = parser.parse_args(argv)
@@ -141,9 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         url = f"http://127.0.0.1:{port}/t/conformance/mcp"
         outcomes = []
         for revision in args.requirements or REVISIONS:
-            for scenario in required(cli, revision):
-                if args.scenario and scenario not in args.scenario:
-                    continue
+            for scenario in args.scenario or required(cli, revision):
                 outcome = run_scenario(cli, url, revision, scenario, work / "results" / revision / scenario)
                 outcomes.append(outcome)
                 mark = "PASS" if outcome.passed else "FAIL"
