@@ -126,3 +126,46 @@ class RunFilterForm(forms.Form):
     app = forms.CharField(required=False, max_length=40)
     job = forms.CharField(required=False, max_length=40)
     status = forms.ChoiceField(required=False, choices=[("", "any")] + JobRun.Status.choices)
+
+
+class AgentForm(forms.Form):
+    """An agent as a tenant admin types it; ``agents.definitions.clean_definition`` is the rule."""
+
+    name = forms.CharField(max_length=40, help_text="Lower case, e.g. triage")
+    provider = forms.ChoiceField(choices=[], help_text="Endpoints the platform operator lists")
+    model = forms.CharField(max_length=100, help_text="The provider's model name, e.g. gpt-4.1-mini")
+    instructions = forms.CharField(
+        required=False, max_length=20_000, widget=forms.Textarea(attrs={"rows": 4})
+    )
+    tools = forms.CharField(
+        required=False,
+        max_length=10_000,
+        help_text="Blank: every tool the caller may use. Or app:<app> and tool wire names, comma-separated",
+    )
+    run_as = forms.ChoiceField(
+        choices=[("caller", "the member who starts the run"), ("service", "a service member")]
+    )
+    service_roles = forms.CharField(required=False, max_length=4000, help_text="Roles of the service member")
+    max_steps = forms.IntegerField(initial=10)
+    max_tool_calls = forms.IntegerField(initial=20)
+    max_tokens = forms.IntegerField(initial=50_000)
+    max_seconds = forms.IntegerField(initial=120)
+
+    def __init__(self, *args, providers: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].choices = [(name, name) for name in providers]
+
+    def definition(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["tools"] = parse_roles(data["tools"]) or None  # the same list syntax as roles
+        data["service_roles"] = parse_roles(data["service_roles"])
+        return data
+
+
+class ProviderKeyForm(forms.Form):
+    provider = forms.CharField(max_length=40, widget=forms.HiddenInput)
+    api_key = forms.CharField(max_length=1000, widget=forms.PasswordInput, label="API key")
+
+
+class AgentMessageForm(forms.Form):
+    input = forms.CharField(max_length=20_000, widget=forms.Textarea(attrs={"rows": 3}), label="Message")

@@ -16,6 +16,7 @@ NAVIGATION = [
     ("Members", "console:members", True),
     ("Tokens", "console:tokens", False),
     ("Connections", "console:connections", False),
+    ("Agents", "console:agents", False),
     ("Audit", "console:audit", True),
     ("Errors", "console:errors", True),
     ("Job runs", "console:runs", True),

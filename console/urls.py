@@ -1,6 +1,6 @@
 from django.urls import path
 
-from console.views import activity, apps, connect, connections, home, members, settings, tokens, tools
+from console.views import activity, agents, apps, connect, connections, home, members, settings, tokens, tools
 
 app_name = "console"
 
@@ -30,4 +30,15 @@ urlpatterns = [
     path("<str:slug>/runs/", activity.runs, name="runs"),
     path("<str:slug>/runs/<str:run_id>", activity.run_detail, name="run"),
     path("<str:slug>/connect/", connect.connect, name="connect"),
+    path("<str:slug>/agents/", agents.agents, name="agents"),
+    path("<str:slug>/agents/create", agents.create_agent, name="create-agent"),
+    path("<str:slug>/agents/provider-key", agents.set_provider_key, name="set-provider-key"),
+    path("<str:slug>/agents/<str:name>/", agents.agent, name="agent"),
+    path("<str:slug>/agents/<str:name>/runs/<str:run_id>", agents.agent_run, name="agent-run"),
+    path("<str:slug>/agents/<str:name>/runs/<str:run_id>/cancel", agents.cancel, name="agent-run-cancel"),
+    path(
+        "<str:slug>/agents/<str:name>/runs/<str:run_id>/approvals/<int:step>",
+        agents.decide,
+        name="agent-run-decide",
+    ),
 ]

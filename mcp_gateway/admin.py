@@ -13,6 +13,8 @@ class ToolCallAuditAdmin(ReadOnlyAdmin):
         "tenant",
         "user",
         "oauth_client_id",
+        "agent_name",
+        "agent_run_id",
         "wire_name",
         "app_version",
         "outcome",
@@ -20,7 +22,7 @@ class ToolCallAuditAdmin(ReadOnlyAdmin):
         "error_id",
     ]
     list_filter = ["tenant", "outcome"]
-    search_fields = ["wire_name", "error_id", "oauth_client_id"]
+    search_fields = ["wire_name", "error_id", "oauth_client_id", "agent_run_id"]
 
 
 @admin.register(ToolTask)

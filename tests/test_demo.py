@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from agents.models import Agent, ProviderKey
 from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import read_bundle
 from apps_runtime.models import AppVersion, Record, Tool
@@ -36,6 +37,10 @@ def test_seed_demo_builds_the_demo_tenant_and_prints_tokens():
     tokens = _printed_tokens(out.getvalue())
     assert sorted(tokens) == ["admin", "member", "reader", "root", "writer"]
     assert "deployed case_portal v1: 3 tools" in out.getvalue()
+    agent = Agent.objects.for_tenant(acme).get()  # one agent definition, and no key for it
+    assert (agent.name, agent.provider, agent.run_as) == ("assistant", "openai", "caller")
+    assert not ProviderKey.objects.for_tenant(acme).exists()
+    assert "agent assistant defined (openai, no key stored yet)" in out.getvalue()
 
 
 def test_running_seed_demo_again_changes_nothing_and_says_the_tokens_were_printed_before():
@@ -48,6 +53,7 @@ def test_running_seed_demo_again_changes_nothing_and_says_the_tokens_were_printe
     assert ApiToken.objects.for_tenant(acme).count() == tokens
     assert Record.objects.for_tenant(acme).filter(collection="cases").count() == 3
     assert _printed_tokens(again.getvalue()) == {}
+    assert Agent.objects.for_tenant(acme).count() == 1
     assert "case_portal v1 is up to date" in again.getvalue()
     assert "seed_demo --rotate-tokens" in again.getvalue()
 

@@ -5,7 +5,9 @@ A fenced block right after ``<!-- readme-test -->`` runs in bash against the dem
 scratch folder that looks like the checkout (``manage.py`` and ``examples/``). Only what cannot be
 the same on a test machine is changed: ``http://127.0.0.1:8000`` becomes the served port,
 ``.venv/bin/python`` the interpreter running the tests, ``TOKEN``/``ADMIN_TOKEN`` are the reader's and
-the admin's tokens (as the README asks), and ``curl`` fails on an HTTP error status.
+the admin's tokens (as the README asks), ``curl`` fails on an HTTP error status, and the demo's
+``openai`` agent provider is a scripted chat-completions server on loopback (``AGENT_PROVIDERS``):
+the real one cannot be reached from a test machine.
 
 ``<!-- readme-test: exits 1 -->`` expects that exit status instead of 0, and a ```text block right
 after a block holds lines its output must contain (``...`` stands for lines left out).
@@ -29,6 +31,7 @@ import pytest
 
 from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import bundle_from_mapping
+from tests.support.chat_completions import answer_turn, scripted_provider, tool_call_turn
 from tests.support.platform_process import PlatformProcess, migrated_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +87,7 @@ def _id(example: Example) -> str:
 
 def test_the_readme_marks_its_runnable_examples():
     sections = {example.section for example in SHELL_EXAMPLES}
-    assert {"The demo", "Connecting MCP clients", "Your first app"} <= sections
+    assert {"The demo", "Connecting MCP clients", "Your first app", "Tenant agents"} <= sections
     assert len(examples("json")) == 1
 
 
@@ -93,20 +96,27 @@ def demo(tmp_path_factory):
     """The demo as ``make demo`` builds it, served, and a scratch folder that looks like the checkout."""
     workdir = tmp_path_factory.mktemp("readme-demo")
     database = migrated_database(workdir)
-    platform = PlatformProcess(workdir, database.url)
     checkout = workdir / "checkout"
     checkout.mkdir()
     for name in ("manage.py", "examples"):
         (checkout / name).symlink_to(ROOT / name)
-    try:
-        seeded = platform.manage("seed_demo", "--base-url", platform.base_url).stdout
-        rows = [line.split() for line in seeded.splitlines()]
-        tokens = {row[0]: row[-1] for row in rows if row and row[-1].startswith("lcp_")}
-        platform.start()
-        yield platform, checkout, tokens
-    finally:
-        platform.stop()
-        database.drop()
+    with scripted_provider(
+        tool_call_turn(("acme_case_portal_find_case", {"query": "Ada Lovelace"})),
+        answer_turn(lambda results: "From the case portal: " + results[-1][:500]),
+    ) as provider:
+        agent_providers = {"openai": {"kind": "openai", "base_url": provider.base_url}}
+        platform = PlatformProcess(
+            workdir, database.url, env={"AGENT_PROVIDERS": json.dumps(agent_providers)}
+        )
+        try:
+            seeded = platform.manage("seed_demo", "--base-url", platform.base_url).stdout
+            rows = [line.split() for line in seeded.splitlines()]
+            tokens = {row[0]: row[-1] for row in rows if row and row[-1].startswith("lcp_")}
+            platform.start()
+            yield platform, checkout, tokens
+        finally:
+            platform.stop()
+            database.drop()
 
 
 @pytest.mark.slow

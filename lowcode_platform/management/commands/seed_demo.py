@@ -7,6 +7,9 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db.models import Q
 from django.utils import timezone
 
+from agents import definitions
+from agents.exceptions import InvalidAgent
+from agents.models import Agent
 from apps_runtime.bundles import pack_files
 from apps_runtime.compiled import compiled_version
 from apps_runtime.deploy import deploy_bundle
@@ -53,6 +56,7 @@ class Command(BaseCommand):
         for app_name in spec["apps"]:
             self._deploy(tenant, app_name)
         self._seed_records(tenant, spec.get("records", {}))
+        self._agents(tenant, spec.get("agents", []))
         if not options["no_tokens"]:
             usernames = [member["username"] for member in spec["members"]]
             self._tokens(tenant, usernames, options["base_url"].rstrip("/"), rotate=options["rotate_tokens"])
@@ -81,6 +85,18 @@ class Command(BaseCommand):
                     continue
                 for data in items:
                     create_record(scope, collection, data)
+
+    def _agents(self, tenant: Tenant, specs: list[dict]) -> None:
+        """Define each demo agent once, without a key: a tenant admin stores the provider key."""
+        for spec in specs:
+            if Agent.objects.for_tenant(tenant).filter(name=spec["name"]).exists():
+                continue
+            try:
+                definitions.create_agent(tenant, spec, acting_user=None)
+            except InvalidAgent as err:  # e.g. the operator's AGENT_PROVIDERS does not list its provider
+                self.stdout.write(f"agent {spec['name']} not defined: {err}")
+                continue
+            self.stdout.write(f"agent {spec['name']} defined ({spec['provider']}, no key stored yet)")
 
     def _tokens(self, tenant: Tenant, usernames: list[str], base_url: str, *, rotate: bool) -> None:
         """Print a new token for each demo user who has none (all of them with ``rotate``).
