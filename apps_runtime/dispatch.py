@@ -173,6 +173,7 @@ def run_route(
     events: CallEvents | None = None,
     answers: dict | None = None,
     can_ask: tuple[str, ...] = (),
+    traceparent: str | None = None,
 ) -> RouteResult:
     """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
 
@@ -181,6 +182,7 @@ def run_route(
     the handler's progress and log lines while it runs (``call_events``). ``answers`` are the caller's
     answers to the handler's questions so far and ``can_ask`` the kinds of question its client takes
     (``request.ask``); only an MCP tool call has them: elsewhere a handler that asks fails with 400.
+    ``traceparent``: the caller's W3C trace context, checked, for the handler to carry on.
 
     Raises:
         RouteNotFound, AuthenticationRequired, PermissionDenied: the caller may not run it.
@@ -197,6 +199,7 @@ def run_route(
         "user": caller.as_handler_user(),
         "answers": answers or {},
         "can_ask": list(can_ask),
+        "traceparent": traceparent,
     }
     scope = RecordsScope(
         tenant_id=loaded.app.tenant_id, app_id=loaded.app.pk, compiled=loaded.compiled, caller=caller

@@ -36,6 +36,7 @@ from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
 from mcp_gateway.protocol.progress_relay import relaying
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
+from mcp_gateway.protocol.trace_context import TraceContext
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import completion, prompts, resources
 from mcp_gateway.tools.catalog import cached_catalog
@@ -231,6 +232,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
     if not settings.MCP_OPENTELEMETRY:
         # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    server.middleware.append(TraceContext())  # first: every audit row of the request has its trace id
     server.middleware.append(ClientFeatures())  # before ListPages: a page depends on it
     server.middleware.append(ListPages(notifier))
     register_task_methods(server, internal_errors)

@@ -32,6 +32,7 @@ from core.error_ids import new_error_id
 from core.metrics import REFUSED_TOOL, record_tool_call
 from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.tracing import current_trace_id
 from tenants.callers import Caller
 
 _sqlite_writes = threading.Lock()
@@ -121,6 +122,7 @@ def record_call(
         "error_id": error_id,
         "arguments_sha256": arguments_hash(arguments),
         "method": method,
+        "trace_id": current_trace_id(),
     }
     connection = connections[router.db_for_write(ToolCallAudit)]
     if connection.vendor == "sqlite" and not connection.in_atomic_block:

@@ -26,6 +26,7 @@ from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.modes import refuse_synchronous_call
 from mcp_gateway.tools.results import error_result, invalid_arguments_result, json_result, route_result
+from mcp_gateway.tools.tracing import call_traceparent
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -180,6 +181,7 @@ def _call_app_tool(
             events=running_call_events.get(),
             answers=answers,
             can_ask=() if as_task else can_ask,
+            traceparent=call_traceparent.get(),
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).

@@ -253,6 +253,8 @@ class Request:
         self.records = Records(transport)
         self._answers: dict = data.get("answers") or {}
         self._can_ask = frozenset(data.get("can_ask") or ())
+        # The MCP caller's W3C trace context (``00-<trace id>-<span id>-<flags>``), or None.
+        self.traceparent: str | None = data.get("traceparent")
         self._transport = transport
         self._notices = Notices(notify)
 
