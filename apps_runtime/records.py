@@ -187,8 +187,8 @@ def query_records(
 ) -> dict:
     """A page of records matching equality filters, with an opaque cursor for the next page.
 
-    The page ends early when its records' data would pass ``max_bytes`` (the first record always
-    comes): sizes are read first, and only the records that fit are loaded, so a page of large
+    The page ends early when its records' data would pass ``max_bytes`` (a first record over it is
+    refused): sizes are read first, and only the records that fit are loaded, so a page of large
     records never costs more memory than its caller can send on (an output budget, a response
     limit). The cursor then continues after the last record returned.
 
@@ -204,7 +204,13 @@ def query_records(
     query_key = _query_key(collection, where, order_by)
     offset = _read_cursor(cursor, query_key)
     rows = _filtered(_rows(scope, found), where).order_by(*_ordering(order_by))
-    window = list(rows.values_list("pk", "size_bytes")[offset : offset + limit + 1])
+    window = _sizes(rows, offset, limit + 1, max_bytes)
+    if window and max_bytes is not None and window[0][1] > max_bytes:
+        # Not even one record fits what the caller can send on: refused before its data is read.
+        raise RuntimeDomainError(
+            f"the next matching record is {window[0][1]} bytes of data, over the {max_bytes} bytes this "
+            "answer may hold: read it through an app route, or ask for other records"
+        )
     keys, size = _fitting(window[:limit], max_bytes)
     with heavy_read(scope.tenant_id, size):
         loaded = {row.pk: row for row in Record.objects.for_tenant(scope.tenant_id).filter(pk__in=keys)}
@@ -215,8 +221,32 @@ def query_records(
     return {"items": [serialize(r) for r in page], "next_cursor": next_cursor}
 
 
+_SIZE_BATCHES = (8, 32)  # then the rest of the page
+
+
+def _sizes(rows: QuerySet, offset: int, count: int, max_bytes: int | None) -> list[tuple[int, int]]:
+    """(key, data bytes) of up to ``count`` rows from ``offset``, read in growing batches that stop
+    once ``max_bytes`` is passed: on SQLite a row's later columns sit past its data's overflow pages,
+    so even reading sizes walks every row's data; a page of large records stops after a few."""
+    if max_bytes is None:
+        return list(rows.values_list("pk", "size_bytes")[offset : offset + count])
+    found: list[tuple[int, int]] = []
+    used = 0
+    for batch in (*_SIZE_BATCHES, count):
+        want = min(batch, count - len(found))
+        if want <= 0:
+            break
+        start = offset + len(found)
+        chunk = list(rows.values_list("pk", "size_bytes")[start : start + want])
+        found += chunk
+        used += sum(size for _, size in chunk)
+        if len(chunk) < want or used > max_bytes:
+            break
+    return found
+
+
 def _fitting(window: list[tuple[int, int]], max_bytes: int | None) -> tuple[list[int], int]:
-    """The keys of the leading records whose data fits ``max_bytes`` (at least one), and their size."""
+    """The keys of the leading records whose data fits ``max_bytes`` (the first always), and their size."""
     keys, used = [], 0
     for pk, size in window:
         if keys and max_bytes is not None and used + size > max_bytes:

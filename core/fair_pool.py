@@ -9,7 +9,9 @@ waits behind its own work only.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -28,10 +30,11 @@ class _Tenant:
 class FairPool:
     """``workers`` daemon threads, started as work arrives; at most ``share`` of them per tenant."""
 
-    def __init__(self, name: str, workers: int, share: int):
+    def __init__(self, name: str, workers: int, share: int, *, nice: int = 0):
         if workers < 1 or share < 1:
             raise ValueError("a fair pool needs at least one worker and a share of at least one")
         self.name = name
+        self.nice = nice
         self.workers = workers
         self.share = min(share, workers)
         self._lock = threading.Condition()
@@ -78,6 +81,11 @@ class FairPool:
         return None
 
     def _work(self) -> None:
+        if self.nice:
+            # Background work yields the CPU to requests being answered: Linux schedules each thread
+            # on its own, so a niced thread runs when the cores have nothing more urgent.
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
         while True:
             with self._lock:
                 while (item := self._next()) is None:

@@ -62,7 +62,8 @@ def in_process_pool() -> FairPool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = FairPool("job-run", settings.JOBS_IN_PROCESS_WORKERS, settings.JOBS_TENANT_SHARE)
+            # Niced: runs are background work, requests being answered go first.
+            _pool = FairPool("job-run", settings.JOBS_IN_PROCESS_WORKERS, settings.JOBS_TENANT_SHARE, nice=10)
         return _pool
 
 

@@ -180,3 +180,10 @@ def test_large_record_reads_of_one_tenant_are_bounded_at_once(acme, deploy, sett
             query_records(scope, "cases", limit=2)
         assert busy.value.status == 503
         assert len(query_records(scope, "cases", limit=1)["items"]) == 1  # a small read still goes
+
+
+def test_records_query_refuses_a_record_over_the_output_budget_without_loading_it(calls):
+    calls("writer", [("records_create", {**CASES, "data": {"client_name": "z" * 100_000}})])
+    [refused] = calls("reader", [("records_query", {**CASES, "limit": 5})])
+    assert refused.is_error is True
+    assert "over the 80000 bytes this answer may hold" in _text(refused)
