@@ -4,8 +4,10 @@ collect logs, and stop at the child's last frame, at the zygote's exit report, o
 Everything the child sends is untrusted data: frames are capped in size and nesting and checked before use.
 """
 
+import dataclasses
 import os
 import select
+import signal
 import socket
 import time
 from contextlib import ExitStack
@@ -19,9 +21,9 @@ from .zygote_process import ZygoteLost, ZygoteProcess
 
 # After the child's deadline the zygote kills it at once; past this margin the zygote itself is stuck.
 BACKSTOP_MARGIN_S = 1.0
-# A warm worker that answers this close to its deadline is retired, not kept: the zygote might kill it at
-# that deadline before it hears that the call ended, and the next call would then find it dead.
-REST_MARGIN_S = 0.05
+# How long the host waits for the zygote's Forked report (with the pidfd) of a warm worker's child.
+FORKED_WAIT_S = 5.0
+_FORKED_FRAME = protocol.pack(protocol.Forked().encode())
 # Room for the frame envelope around a body of max_response_bytes, and for data call arguments.
 FRAME_OVERHEAD = 64 * 1024
 _READ_CHUNK = 256 * 1024
@@ -167,9 +169,12 @@ class Spare:
         """
         self.zygote = zygote
         self.call_id = call_id
+        self.pidfd: int | None = None  # a warm worker's, from the Forked report (see ``take_pidfd``)
         self.sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.log_r, log_w = os.pipe()
-        self.report_r, report_w = os.pipe()
+        # A socket, not a pipe: the Forked report carries the child's pidfd.
+        report, report_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.report_r, report_w = report.detach(), report_end.detach()
         try:
             zygote.spawn(protocol.Spawn(call_id, uid, ahead), [child_sock.fileno(), log_w, report_w])
         except ZygoteLost:
@@ -180,6 +185,27 @@ class Spare:
             child_sock.close()
             os.close(log_w)
             os.close(report_w)
+
+    def take_pidfd(self) -> bool:
+        """Read the zygote's first report, ``Forked`` with the child's pidfd, for a warm worker (whose calls
+        the host times itself). False when the child was not forked, or no report came in time.
+        """
+        if self.pidfd is not None:
+            return True
+        channel = socket.socket(fileno=self.report_r)
+        try:
+            channel.settimeout(FORKED_WAIT_S)
+            data, fds, _flags, _addr = socket.recv_fds(channel, len(_FORKED_FRAME), 1)
+        except OSError:
+            return False
+        finally:
+            channel.detach()
+        if data != _FORKED_FRAME or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            return False
+        self.pidfd = fds[0]
+        return True
 
     def idle_clean(self) -> bool:
         """A kept worker between calls: True when it sent nothing since its last answer and is alive. Its
@@ -208,22 +234,19 @@ class Spare:
             self.sock.close()
             os.close(self.log_r)
             os.close(self.report_r)
+            if self.pidfd is not None:
+                os.close(self.pidfd)
+                self.pidfd = None
             self.sock = None
 
 
-def _keep_or_retire(conv: _Conversation, spare: Spare, proto: int) -> None:
+def _keep_or_retire(conv: _Conversation, proto: int) -> None:
     """After a warm worker's clean answer: keep it for its next call, unless it sent more after the answer
-    (a request for a call that is over) or answered so close to its deadline that the zygote may kill it.
+    (a request for a call that is over).
     """
     t = conv.t
     if conv.after_final or conv.frames.pending or _read_available(proto, 1)[0]:
         t.stray = True
-        return
-    if time.monotonic() > conv.child_deadline - REST_MARGIN_S:
-        return
-    try:
-        spare.zygote.rest(spare.call_id)
-    except ZygoteLost:
         return
     t.kept = True
 
@@ -244,8 +267,10 @@ def exchange(
     Exceptions raised by ``broker`` other than BrokerError propagate (after the child is killed): they are
     the platform's own faults, not the handler's.
 
-    With ``keep`` (a warm worker), a child that answers cleanly, in time and with nothing after its answer is
-    left running for its next call (``Transcript.kept``), its deadline lifted; otherwise it is killed.
+    With ``keep`` (a warm worker, whose pidfd ``spare.take_pidfd()`` got), the host kills the child at the
+    call's deadline itself, through its pidfd: no message to the zygote per call. A child that answers cleanly
+    and with nothing after its answer is left running for its next call (``Transcript.kept``); otherwise it is
+    killed.
     """
     t = Transcript()
     conv = _Conversation(limits, broker, t)
@@ -255,11 +280,14 @@ def exchange(
         stack.callback(lambda: t.kept or spare.close())
         host_sock, log_r, report_r = spare.sock, spare.log_r, spare.report_r
         conv.child_deadline = started + limits.timeout_ms / 1000
-        try:
-            zygote.arm(call_id, conv.child_deadline)
-        except ZygoteLost:
-            t.zygote_lost = True
-            return t
+        if keep:
+            t.forked = True  # take_pidfd read the report
+        else:
+            try:
+                zygote.arm(call_id, conv.child_deadline)
+            except ZygoteLost:
+                t.zygote_lost = True
+                return t
         stack.callback(lambda: t.exit is None and not t.kept and zygote.kill_call(call_id))
 
         host_sock.setblocking(False)
@@ -276,6 +304,7 @@ def exchange(
         except (BlockingIOError, BrokenPipeError, ConnectionResetError):
             pass  # the poll loop sends the rest, or sees the child gone
         backstop = conv.child_deadline + BACKSTOP_MARGIN_S
+        killed_at_deadline = False
         poller = select.poll()
         poller.register(log_r, select.POLLIN)
         poller.register(report_r, select.POLLIN)
@@ -284,7 +313,8 @@ def exchange(
         while not conv.done:
             if proto_open:
                 poller.register(proto, select.POLLIN | (select.POLLOUT if conv.outbox else 0))
-            events = poller.poll(max(0.0, backstop - time.monotonic()) * 1000)
+            until = backstop if not keep or killed_at_deadline else conv.child_deadline
+            events = poller.poll(max(0.0, until - time.monotonic()) * 1000)
             for fd, event in events:
                 if fd == proto:
                     if event & select.POLLOUT and conv.outbox:
@@ -312,6 +342,12 @@ def exchange(
                         break
             if t.zygote_lost:
                 break
+            if keep and not conv.done and not killed_at_deadline and time.monotonic() >= conv.child_deadline:
+                killed_at_deadline = True  # the zygote reaps it and reports its exit
+                try:
+                    signal.pidfd_send_signal(spare.pidfd, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass  # exited meanwhile: its exit report is on the way
             if not conv.done and time.monotonic() >= backstop:
                 t.zygote_hung = True  # checked after the events: a slow broker call must not look like this
                 break
@@ -321,7 +357,9 @@ def exchange(
         if proto_open and t.final is None and t.violation is None:
             conv.on_protocol(_read_available(proto, limits.max_response_bytes + FRAME_OVERHEAD)[0])
         conv.on_log(_read_available(log_r)[0])
+        if killed_at_deadline and type(t.exit) is protocol.Exited:
+            t.exit = dataclasses.replace(t.exit, timed_out=True)
         if keep and type(t.final) is protocol.Result and t.violation is None and t.exit is None:
-            _keep_or_retire(conv, spare, proto)
+            _keep_or_retire(conv, proto)
     t.duration_ms = (time.monotonic() - started) * 1000
     return t

@@ -517,6 +517,10 @@ class Sandbox:
             if worker is None:
                 pool.count_call(warm=False)
                 return None
+            if not worker.spare.take_pidfd():
+                self._retire(worker, "failure")
+                pool.count_call(warm=False)
+                return None
         handler = invocation.handler
         reuse = handler in worker.loaded
         code = None if reuse else self._handler_code(worker.spare.zygote, bundle_dir, handler)

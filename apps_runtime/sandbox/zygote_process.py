@@ -191,17 +191,6 @@ class ZygoteProcess:
         except OSError as exc:
             raise ZygoteLost(f"cannot reach the zygote: {exc!r}") from exc
 
-    def rest(self, call_id: int) -> None:
-        """Tell the zygote that the warm worker of ``call_id`` answered: no deadline until its next ``arm``.
-
-        Raises:
-            ZygoteLost: the zygote is gone or not reading its control socket.
-        """
-        try:
-            self._sock.send(protocol.Rest(call_id).encode())
-        except OSError as exc:
-            raise ZygoteLost(f"cannot reach the zygote: {exc!r}") from exc
-
     def kill_call(self, call_id: int) -> None:
         """Ask the zygote to SIGKILL the child of ``call_id`` (no-op if it already exited)."""
         try:

@@ -336,16 +336,6 @@ class Arm:
 
 
 @dataclass(frozen=True)
-class Rest:
-    """host -> zygote: the warm worker of call ``id`` answered; no deadline until its next ``Arm``."""
-
-    id: int
-
-    def encode(self) -> bytes:
-        return json.dumps({"cmd": "rest", "id": self.id}).encode()
-
-
-@dataclass(frozen=True)
 class Kill:
     """host -> zygote: SIGKILL the child of call ``id`` (no-op once it exited)."""
 
@@ -355,7 +345,7 @@ class Kill:
         return json.dumps({"cmd": "kill", "id": self.id}).encode()
 
 
-def decode_control(payload: bytes) -> Spawn | Arm | Rest | Kill | None:
+def decode_control(payload: bytes) -> Spawn | Arm | Kill | None:
     """A host -> zygote message; None for one this zygote does not know (ignored)."""
     message = json.loads(payload)
     cmd = message.get("cmd")
@@ -364,8 +354,6 @@ def decode_control(payload: bytes) -> Spawn | Arm | Rest | Kill | None:
         return Spawn(message["id"], config.get("uid") or None, bool(config.get("warm")))
     if cmd == "arm":
         return Arm(message.get("id"), float(message["deadline"]))
-    if cmd == "rest":
-        return Rest(message.get("id"))
     if cmd == "kill":
         return Kill(message.get("id"))
     return None
@@ -374,7 +362,9 @@ def decode_control(payload: bytes) -> Spawn | Arm | Rest | Kill | None:
 # == reports (zygote -> host, a pipe per call) ==============================================================
 @dataclass(frozen=True)
 class Forked:
-    """The child exists: from now on the handler may have run."""
+    """The child exists: from now on the handler may have run. Sent with the child's pidfd (SCM_RIGHTS), with
+    which the host times a warm worker's calls itself (a pidfd names one process across PID namespaces).
+    """
 
     def encode(self) -> bytes:
         return b'{"event":"forked"}'

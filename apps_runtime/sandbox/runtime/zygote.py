@@ -66,6 +66,20 @@ def _report(fd: int, message: protocol.Forked | protocol.ForkFailed | protocol.E
         pass  # the host stopped listening for this call (it already has the result, or gave up)
 
 
+_FORKED = protocol.pack(protocol.Forked().encode())
+
+
+def _report_forked(fd: int, pidfd: int) -> None:
+    """``Forked``, with the child's pidfd: the host kills a warm worker at its call's deadline itself."""
+    channel = socket.socket(fileno=fd)
+    try:
+        socket.send_fds(channel, [_FORKED], [pidfd])
+    except OSError:
+        pass  # the host stopped listening for this call
+    finally:
+        channel.detach()
+
+
 def _kill_group(call: _Call) -> None:
     # The child leads its own process group (setsid), so killing the group also ends whatever it started.
     try:
@@ -134,12 +148,6 @@ class Zygote:
                 call = self.by_id.get(message.id)
                 if call is not None and call.deadline is None:
                     call.deadline = message.deadline
-            elif type(message) is protocol.Rest:
-                # A warm worker answered in time: no deadline while it waits (the next call arms it again).
-                # One that already timed out stays killed.
-                call = self.by_id.get(message.id)
-                if call is not None and not call.timed_out:
-                    call.deadline = None
             elif type(message) is protocol.Kill:
                 call = self.by_id.get(message.id)
                 if call is not None and not call.killed:
@@ -175,8 +183,9 @@ class Zygote:
         # Only the child may hold these: the host sees end of file when the child is gone.
         os.close(proto_fd)
         os.close(log_fd)
-        _report(report_fd, protocol.Forked())
-        call = _Call(spawn.id, uid, pid, os.pidfd_open(pid), report_fd, None)
+        pidfd = os.pidfd_open(pid)
+        _report_forked(report_fd, pidfd)
+        call = _Call(spawn.id, uid, pid, pidfd, report_fd, None)
         self.calls[call.pidfd] = call
         self.by_id[spawn.id] = call
         if uid is not None:
