@@ -58,6 +58,8 @@ CONCURRENT_CALLS = 400
 SEQUENTIAL_CALLS = 200
 FILLER_APPS, FILLER_TOOLS = 5, 1000
 APP_TOOL, RECORDS_TOOL, SDK_TOOL = "bench_ping_app_ping", "bench_records_get", "ping"
+# The same tool in an app with "isolation": "call": a fresh sandbox child per call, no warm worker.
+PER_CALL_TOOL = "bench_ping_call_ping"
 LEGACY = "2025-11-25"
 
 
@@ -437,6 +439,8 @@ def seed() -> tuple[str, str]:
         },
     }
     deploy_bundle(tenant, bundle_from_mapping(ping, {"server/ping.py": PING}), acting_user=None)
+    per_call = {**ping, "name": "ping_call", "isolation": "call", "collections": {}}
+    deploy_bundle(tenant, bundle_from_mapping(per_call, {"server/ping.py": PING}), acting_user=None)
     for n in range(FILLER_APPS):
         filler = {
             "name": f"app_{n}",
@@ -489,6 +493,7 @@ async def main(rounds: int) -> None:
             {
                 "sdk": lambda: throughput(sdk, f"{sdk.base}/mcp", None, SDK_TOOL, {}),
                 "app": lambda: throughput(platform, url, token, APP_TOOL, {}),
+                "per_call": lambda: throughput(platform, url, token, PER_CALL_TOOL, {}),
                 "records": lambda: throughput(platform, url, token, RECORDS_TOOL, records_args),
             },
         )
@@ -497,6 +502,7 @@ async def main(rounds: int) -> None:
             {
                 "sdk": lambda: latencies(sdk, f"{sdk.base}/mcp", None, SDK_TOOL, SEQUENTIAL_CALLS),
                 "app": lambda: latencies(platform, url, token, APP_TOOL, SEQUENTIAL_CALLS),
+                "per_call": lambda: latencies(platform, url, token, PER_CALL_TOOL, SEQUENTIAL_CALLS),
                 "front": lambda: front_end_latencies(platform, token, SEQUENTIAL_CALLS),
             },
         )
@@ -558,6 +564,12 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
             "platform, trivial app tool", f"{app_rate:8.1f}/s", app_rate / sdk_rate, app_cpu, ">= 0.6x"
         )
     )
+    per_call_rate, per_call_cpu = _rates(calls["per_call"])
+    print(
+        ratio_line(
+            'the same, "isolation": "call"', f"{per_call_rate:8.1f}/s", per_call_rate / sdk_rate, per_call_cpu
+        )
+    )
     print(
         ratio_line(
             "platform, built-in records_get",
@@ -567,7 +579,8 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
             ">= 1.0x",
         )
     )
-    for label, name in [("SDK", "sdk"), ("app tool", "app"), ("records_get", "records")]:
+    labels = [("SDK", "sdk"), ("app tool", "app"), ("per call", "per_call"), ("records_get", "records")]
+    for label, name in labels:
         print(cpu_ceiling(label, calls[name]))
     baseline = f"SDK minimal server {sdk_rate:.0f}/s"
     rows.append(
@@ -577,6 +590,15 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
             baseline,
             app_rate / sdk_rate,
             ">= 0.6x",
+        )
+    )
+    rows.append(
+        (
+            f'1. the same, "isolation": "call" ({tier})',
+            f"{per_call_rate:.0f}/s",
+            baseline,
+            per_call_rate / sdk_rate,
+            "reported",
         )
     )
     rows.append(
@@ -596,6 +618,12 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
     print(f"    SDK minimal server      {summary(sdk_lat)}   1.00x   {sdk_cpu:6.2f} ms CPU")
     print(
         f"    platform, app tool      {summary(app_lat)}   {p50_app / p50_sdk:5.2f}x   {app_cpu:6.2f} ms CPU"
+    )
+    per_call_lat, per_call_seq_cpu = _pooled(sequential["per_call"])
+    p50_per_call = statistics.median(per_call_lat)
+    print(
+        f"    per call isolation      {summary(per_call_lat)}   {p50_per_call / p50_sdk:5.2f}x   "
+        f"{per_call_seq_cpu:6.2f} ms CPU"
     )
     print(f"    front-end path, route   {summary(front_lat)}   {p50_front / p50_app:5.2f}x of the MCP call")
     rows.append(

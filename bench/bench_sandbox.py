@@ -1,7 +1,8 @@
 """Request-to-reply latency of Sandbox.run for a trivial handler at each isolation tier, in one run, in warm
-workers (the default: one app version's calls share a worker) and with a fresh child per call (``"isolation":
-"call"``), next to the bare fork per call (tier "unconfined" without pre-forking: the same zygote and protocol, the child forked
-when the call comes, no limits, no uid drop, no Landlock/seccomp/namespaces), to tier 1 forking per call
+workers (the default: one app version's calls share a worker) and with a fresh child per call
+(``"isolation": "call"``), next to the bare fork per call (tier "unconfined" without pre-forking: the same
+zygote and protocol, the child forked when the call comes, no limits, no uid drop, no
+Landlock/seccomp/namespaces), to tier 1 forking per call
 (what pre-forking saves) and to calling the handler in-process.
 
 Also prints the CPU each call costs the host, the zygote and its children (``sandbox_cpu.py``), per tier.
@@ -192,6 +193,56 @@ def run(bundles: str, n: int) -> None:
     print("(warm rows: a worker's own CPU is counted only once it exits, so their children column is ~0)")
 
 
+def _children(pid: int) -> list[int]:
+    kids = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids += [int(k) for k in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def memory(bundles: str, apps: int = 5, calls: int = 16) -> None:
+    """PSS (proportional set size: shared pages split between their users) of one warm worker per app of
+    ``apps`` at tier 1, of the zygote, and of the sandbox's whole process tree, after ``calls`` calls each.
+    """
+    invocation = make_bundle(bundles)
+    box = Sandbox(bundle_root=bundles, tier=1, min_tier=4)
+    try:
+        for app in range(apps):
+            keyed = dataclasses.replace(invocation, tenant_key=f"t{app}", warm_key=f"t{app}:app:1")
+            for _ in range(calls):
+                box.run(keyed, lambda op, args: None)
+        zygote = box.zygote_pid
+        tree, stack = [], [zygote]
+        while stack:
+            pid = stack.pop()
+            tree.append(pid)
+            stack += _children(pid)
+        workers = [pid for pid in tree if pid != zygote and pid in _children(zygote)]
+        per_child = sorted(_pss_kib(pid) for pid in workers)
+        total = sum(_pss_kib(pid) for pid in tree)
+        print(
+            f"memory, tier 1, {apps} apps x {calls} calls in warm workers: zygote "
+            f"{_pss_kib(zygote) / 1024:.1f} MiB PSS; {len(workers)} children (workers and spares) "
+            f"{min(per_child) / 1024:.1f}-"
+            f"{max(per_child) / 1024:.1f} MiB PSS each; the sandbox tree {total / 1024:.1f} MiB; "
+            f"pool {box.pool_stats()['workers']} workers"
+        )
+    finally:
+        box.close()
+
+
 def _load() -> str:
     try:
         with open("/proc/loadavg") as f:
@@ -205,7 +256,15 @@ if __name__ == "__main__":
     parser.add_argument("n", nargs="?", type=int, default=300, help="calls per row")
     parser.add_argument("--against", metavar="REF", help="git revision to compare CPU per call with")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the comparison")
+    parser.add_argument("--memory", action="store_true", help="only the PSS of warm workers, 5 apps")
     args = parser.parse_args()
+    if args.memory:
+        scratch = tempfile.mkdtemp(prefix="bench-bundles-")
+        try:
+            memory(scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        sys.exit(0)
     main(args.n)
     if args.against:
         compare(args.against, args.n, args.rounds, [1, 2, 3, 4])
