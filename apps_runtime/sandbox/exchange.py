@@ -253,7 +253,7 @@ def _keep_or_retire(conv: _Conversation, proto: int) -> None:
 
 def exchange(
     spare: Spare,
-    config: protocol.CallConfig,
+    config: protocol.CallConfig | bytes,
     request_payload: bytes,
     limits: SandboxLimits,
     broker: Broker,
@@ -295,7 +295,7 @@ def exchange(
         os.set_blocking(log_r, False)
         os.set_blocking(report_r, False)
         # The call's config first: the child reads it before any tenant code runs, so it can trust it.
-        conv.outbox += protocol.pack(config.encode())
+        conv.outbox += protocol.pack(config if type(config) is bytes else config.encode())
         if code is not None:
             conv.outbox += protocol.pack(code)
         conv.outbox += protocol.pack(request_payload)

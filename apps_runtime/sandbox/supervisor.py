@@ -530,18 +530,24 @@ class Sandbox:
             pool.count_call(warm=False)
             return None
         limits = invocation.limits
-        limits_dict = _as_dict(limits)
-        # RLIMIT_CPU counts the worker's whole life: room for every call it may serve, twice over (threads).
-        limits_dict["cpu_budget_ms"] = 2 * limits.timeout_ms * pool.limits.max_calls
-        config = protocol.CallConfig(
-            bundle_dir,
-            handler,
-            worker.scratch_dir,
-            limits_dict,
-            code=code is not None,
-            worker=True,
-            reuse=reuse,
-        )
+        # A handler the worker has loaded gets the same config every call: encoded once.
+        config = worker.configs.get(handler) if reuse else None
+        if config is None:
+            limits_dict = _as_dict(limits)
+            # RLIMIT_CPU counts the worker's whole life: room for every call it may serve, twice over
+            # (threads).
+            limits_dict["cpu_budget_ms"] = 2 * limits.timeout_ms * pool.limits.max_calls
+            config = protocol.CallConfig(
+                bundle_dir,
+                handler,
+                worker.scratch_dir,
+                limits_dict,
+                code=code is not None,
+                worker=True,
+                reuse=reuse,
+            ).encode()
+            if reuse:
+                worker.configs[handler] = config
         pool.count_call(warm=True)
         try:
             transcript = exchange(worker.spare, config, payload, limits, broker, code, keep=True)
@@ -559,7 +565,7 @@ class Sandbox:
         if not transcript.kept:
             self._retire(worker, "stray" if transcript.stray else "failure")
             return
-        worker.loaded.add(handler)
+        worker.loaded.add(handler)  # its next calls reuse the module (and a config encoded once)
         _empty_dir(worker.scratch_dir)
         limits = self._workers.limits
         rss = transcript.final.rss_kb

@@ -38,6 +38,7 @@ class Worker:
     calls: int = 0
     base_rss_kb: int | None = None  # after its first call
     loaded: set[str] = field(default_factory=set)  # handler paths its child has loaded
+    configs: dict[str, bytes] = field(default_factory=dict)  # their call configs, encoded (reuse=True)
     doomed: bool = False  # drained while busy: retired when its call ends
 
 
