@@ -1,12 +1,16 @@
-"""Soak: N MCP clients against one server process for a long while. Errors must stay 0, memory flat.
+"""Soak through the load balancer: 16 MCP clients of both eras for 10 minutes. Errors 0, memory flat.
 
-Each client (the official MCP SDK client, one session each) calls a trivial app tool and a built-in
-tool (``records_query`` over a small collection) in turn, back to back, for the whole run. Printed:
-calls, errors, calls/s, p50/p99 latency of the first and the last minute-or-tenth of the run (the
-early figures are the baseline), and the server's resident memory at the start of the soak (after
-warm-up) against its end and its peak. Loopback only; bounded by ``--seconds``.
+The production shape of ``tests/support/cluster.py``: a private PostgreSQL and Redis, ``--replicas``
+``manage.py serve`` replicas, a Celery worker and beat, haproxy in front with the README's
+configuration. Half the clients speak 2026-07-28 (stateless), half 2025-11-25 (a session each,
+routed by its id); each, back to back for the whole run, calls in turn an app tool that reads
+(``find_case``), one that writes (``create_case``), the built-in ``records_query`` and ``get_case``.
+Printed: per minute, calls, errors, p50 and p99 latency (the first minute is the baseline the
+others are compared with); the resident memory of every process of the cluster (each replica's
+server and sandbox processes, the Celery worker and beat, haproxy, PostgreSQL, Redis) after the
+warm-up and at the end; the errors seen. Loopback only; bounded by ``--minutes``.
 
-    .venv/bin/python bench/bench_soak.py [--clients 16] [--seconds 600]
+    .venv/bin/python bench/bench_soak.py [--minutes 10] [--clients 16] [--replicas 2]
 
 Exits 1 when any call failed.
 """
@@ -14,168 +18,218 @@ Exits 1 when any call failed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _setup import percentile, setup_django
-
-setup_django()
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
-from bench_gateway import client, free_port, list_all, start  # noqa: E402
+from _setup import percentile  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from apps_runtime.deploy import deploy_bundle  # noqa: E402
-from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
-from tenants import actions  # noqa: E402
+from tests.support.cluster import Cluster, remove, scratch_dir  # noqa: E402
 
-APP_TOOL = "soak_ping_app_ping"
-BUILTIN = "soak_records_query"
-SAMPLE_EVERY_S = 5.0
-HANDLERS = {
-    "server/ping.py": "def handle(request):\n    return {'pong': True}\n",
-    "server/add.py": "def handle(request):\n    return request.records.create('notes', request.body), 201\n",
-}
-MANIFEST = {
-    "name": "ping_app",
-    "collections": {"notes": {"schema": {"type": "object"}, "read": "user", "write": "user"}},
-    "routes": {
-        "GET /ping": {"handler": "server/ping.py", "auth": "user"},
-        "POST /notes": {"handler": "server/add.py", "auth": "user"},
-    },
-    "mcp": {
-        "tools": [
-            {
-                "name": "ping",
-                "description": "Return a constant.",
-                "route": "GET /ping",
-                "inputSchema": {"type": "object"},
-                "annotations": {"readOnlyHint": True},
-            }
-        ]
-    },
-}
-
-
-def seed() -> str:
-    """Tenant ``soak`` with the ping app; a token for its member."""
-    tenant = actions.create_tenant("soak", acting_user=None)
-    actions.add_member(tenant, "alice", acting_user=None)
-    deploy_bundle(tenant, bundle_from_mapping(MANIFEST, HANDLERS), acting_user=None)
-    _, token = actions.issue_token(tenant, "alice", acting_user=None)
-    return token
-
-
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process, from /proc."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
+ERAS = ("2026-07-28", "legacy")
+CALL_SECONDS = 60.0
 
 
 @dataclass
 class Soak:
-    deadline: float
-    started: float
-    samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds into the run, ms)
-    errors: list[str] = field(default_factory=list)
-    rss: list[float] = field(default_factory=list)
+    url: str
+    token: str
+    started: float = 0.0
+    deadline: float = float("inf")
+    samples: list[tuple[float, float, bool]] = field(default_factory=list)  # (s into run, ms, ok)
+    errors: Counter = field(default_factory=Counter)
+    start_memory: dict = field(default_factory=dict)  # resident MiB per process once every client is ready
 
-    async def client_loop(self, url: str, token: str, ready: anyio.Event, go: anyio.Event) -> None:
-        http, mcp = client(url, token)
-        async with http, mcp:
-            await list_all(mcp)  # the client checks results against the schemas it has listed
-            await mcp.call_tool(BUILTIN, {"app": "ping_app", "collection": "notes", "limit": 5})
-            ready.set()
-            await go.wait()
-            n = 0
-            while time.monotonic() < self.deadline:
-                await self.one_call(mcp, n)
-                n += 1
+    def __post_init__(self) -> None:
+        self._markers = itertools.count()
 
-    async def one_call(self, mcp, n: int) -> None:
-        if n % 2 == 0:
-            name, arguments = APP_TOOL, {}
+    async def client_loop(self, n: int, ready: anyio.Event, go: anyio.Event) -> None:
+        era = ERAS[n % 2]
+        headers = {"Authorization": f"Bearer {self.token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(CALL_SECONDS)) as http:
+            transport = streamable_http_client(f"{self.url}/t/acme/mcp", http_client=http)
+            async with Client(transport, mode=era, read_timeout_seconds=CALL_SECONDS) as client:
+                await client.list_tools()  # the client checks results against the schemas it listed
+                created = await client.call_tool("acme_cases_create_case", {"client_name": f"soak {n}"})
+                case_id = (created.structured_content or {}).get("id")
+                ready.set()
+                await go.wait()
+                turn = 0
+                while time.monotonic() < self.deadline:
+                    await self.one_call(client, turn, case_id)
+                    turn += 1
+
+    async def one_call(self, client: Client, turn: int, case_id: str) -> None:
+        kind = turn % 4
+        if kind == 0:
+            name, arguments = "acme_cases_find_case", {"query": "soak"}
+        elif kind == 1:
+            name, arguments = "acme_cases_create_case", {"client_name": f"soak-{next(self._markers)}"}
+        elif kind == 2:
+            name, arguments = "acme_records_query", {"app": "cases", "collection": "cases", "limit": 5}
         else:
-            name, arguments = BUILTIN, {"app": "ping_app", "collection": "notes", "limit": 5}
+            name, arguments = "acme_cases_get_case", {"case_id": case_id}
         began = time.perf_counter()
         try:
-            result = await mcp.call_tool(name, arguments)
-            failure = result.content[0].text if result.is_error else None
+            result = await client.call_tool(name, arguments)
+            failure = (
+                (result.content[0].text if result.content else "isError")[:120] if result.is_error else None
+            )
         except Exception as err:  # noqa: BLE001 - a soak counts every kind of failure, then goes on
-            failure = f"{type(err).__name__}: {err}"
+            failure = f"{type(err).__name__}: {err}"[:120]
         done = time.perf_counter()
-        self.samples.append((done - self.started, (done - began) * 1000))
+        self.samples.append((done - self.started, (done - began) * 1000, failure is None))
         if failure is not None:
-            self.errors.append(f"{name}: {failure[:200]}")
-
-    async def watch_memory(self, pid: int) -> None:
-        while time.monotonic() < self.deadline:
-            self.rss.append(rss_mib(pid))
-            await anyio.sleep(SAMPLE_EVERY_S)
-        self.rss.append(rss_mib(pid))
+            self.errors[f"{name}: {failure}"] += 1
 
 
-def window(samples: list[tuple[float, float]], start: float, end: float) -> list[float]:
-    return [ms for at, ms in samples if start <= at < end] or [float("nan")]
+def memory(cluster: Cluster) -> dict[str, float]:
+    """Resident MiB of every process of the cluster (each started process and its descendants)."""
+    roots = {f"replica{n}": r.proc for n, r in enumerate(cluster.replicas, start=1)}
+    roots |= {p.name: p.proc for p in cluster.celery}
+    roots["haproxy"] = cluster.balancer.process.proc
+    roots["redis"] = cluster.redis.process.proc
+    children = _children()
+    found: dict[str, float] = {}
+    for label, proc in roots.items():
+        if proc is not None:
+            for pid in _tree(proc.pid, children):
+                found[f"{label} {pid} {_name(pid)}"] = _rss_mib(pid)
+    for pid in _tree(_postmaster(cluster), children):
+        found[f"postgres {pid} {_name(pid)}"] = _rss_mib(pid)
+    return {name: mib for name, mib in found.items() if mib > 0}
 
 
-def latency(label: str, samples: list[float]) -> str:
-    return f"    {label:<20} p50 {percentile(samples, 50):7.2f} ms   p99 {percentile(samples, 99):7.2f} ms"
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc."""
+    tree: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            tree.setdefault(parent, []).append(int(entry.name))
+    return tree
 
 
-def report(soak: Soak, clients: int, seconds: float) -> None:
-    calls = len(soak.samples)
-    edge = min(60.0, seconds / 10)
-    first, last = window(soak.samples, 0, edge), window(soak.samples, seconds - edge, seconds + 60)
-    print(f"soak: {clients} MCP clients, one server process, {seconds:.0f} s, an app tool and records_query")
-    print(f"    calls {calls}   errors {len(soak.errors)}   {calls / seconds:8.1f} calls/s")
-    print(latency("whole run", [ms for _, ms in soak.samples]))
-    print(latency(f"first {edge:.0f} s (base)", first) + "   1.00x")
-    drift = percentile(last, 99) / percentile(first, 99)
-    print(latency(f"last {edge:.0f} s", last) + f"   {drift:5.2f}x (p99)")
-    base, end, peak = soak.rss[0], soak.rss[-1], max(soak.rss)
-    print(
-        f"    server RSS  start {base:7.1f} MiB   end {end:7.1f} MiB ({end / base:5.2f}x)"
-        f"   peak {peak:7.1f} MiB ({peak / base:5.2f}x)"
-    )
-    for error in soak.errors[:10]:
-        print(f"    error: {error}")
+def _tree(root: int | None, children: dict[int, list[int]]) -> list[int]:
+    if root is None:
+        return []
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return sorted(found)
 
 
-async def main(token: str, clients: int, seconds: float) -> int:
-    port = free_port()
-    server = start([sys.executable, "manage.py", "serve", "--port", str(port)], port)
+def _postmaster(cluster: Cluster) -> int | None:
     try:
-        url = f"http://127.0.0.1:{port}/t/soak/mcp"
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-            for n in range(20):  # notes for records_query to page through, written the front-end way
-                added = await http.post(f"http://127.0.0.1:{port}/t/soak/apps/ping_app/notes", json={"n": n})
-                added.raise_for_status()
-        go = anyio.Event()
-        soak = Soak(deadline=float("inf"), started=0.0)
-        async with anyio.create_task_group() as tasks:
-            readies = [anyio.Event() for _ in range(clients)]
-            for ready in readies:
-                tasks.start_soon(soak.client_loop, url, token, ready, go)
+        return int((cluster.postgres.data / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _name(pid: int) -> str:
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    text = " ".join(w.decode(errors="replace") for w in words if w)
+    for marker in ("manage.py serve", "celery", "haproxy", "redis-server", "zygote", "postgres"):
+        if marker in text:
+            return marker.split()[-1] if marker != "manage.py serve" else "serve"
+    return Path(words[0].decode(errors="replace")).name if words and words[0] else "?"
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def report(soak: Soak, options: argparse.Namespace, start: dict, end: dict) -> None:
+    seconds = options.minutes * 60
+    print(
+        f"soak: {options.clients} MCP clients (half 2026-07-28, half 2025-11-25) through haproxy, "
+        f"{options.replicas} replicas on PostgreSQL + Redis + Celery, {options.minutes:g} min, "
+        "find_case / create_case / records_query / get_case in turn"
+    )
+    calls, failed = len(soak.samples), sum(1 for *_, ok in soak.samples if not ok)
+    print(f"    calls {calls}   errors {failed}   {calls / seconds:8.1f} calls/s")
+    print("    minute     calls  errors     p50 ms     p99 ms   p99 vs minute 1")
+    base = None
+    for minute in range(int(-(-seconds // 60))):
+        window = [ms for at, ms, _ in soak.samples if minute * 60 <= at < (minute + 1) * 60]
+        errors = sum(1 for at, _, ok in soak.samples if minute * 60 <= at < (minute + 1) * 60 and not ok)
+        if not window:
+            continue
+        p50, p99 = percentile(window, 50), percentile(window, 99)
+        base = base or p99
+        print(
+            f"    {minute + 1:6d} {len(window):9d} {errors:7d} {p50:10.1f} {p99:10.1f}   {p99 / base:6.2f}x"
+        )
+    print("    resident memory, MiB: after warm-up -> end (ratio)")
+    for name in sorted(set(start) | set(end)):
+        before, after = start.get(name), end.get(name)
+        if before and after:
+            print(f"      {name:<48} {before:8.1f} -> {after:8.1f} ({after / before:4.2f}x)")
+        else:
+            print(
+                f"      {name:<48} {before or 0:8.1f} -> {after or 0:8.1f} (started or ended during the run)"
+            )
+    for error, count in soak.errors.most_common(10):
+        print(f"    error x{count}: {error}")
+
+
+async def soak_cluster(cluster: Cluster, options: argparse.Namespace) -> Soak:
+    soak = Soak(cluster.url, cluster.tokens["writer"])
+    go = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        readies = [anyio.Event() for _ in range(options.clients)]
+        for n, ready in enumerate(readies):
+            tasks.start_soon(soak.client_loop, n, ready, go)
+        with anyio.fail_after(300):
             for ready in readies:
                 await ready.wait()
-            soak.started, soak.deadline = time.perf_counter(), time.monotonic() + seconds
-            tasks.start_soon(soak.watch_memory, server.pid)
-            go.set()
-        report(soak, clients, seconds)
+        soak.start_memory = memory(cluster)
+        soak.started, soak.deadline = time.perf_counter(), time.monotonic() + options.minutes * 60
+        go.set()
+    return soak
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--replicas", type=int, default=2)
+    options = parser.parse_args()
+    workdir = scratch_dir("soak-")
+    cluster = Cluster(workdir, replicas=options.replicas, env={"LOG_LEVEL": "WARNING"})
+    try:
+        cluster.start()
+        soak = anyio.run(soak_cluster, cluster, options)
+        report(soak, options, soak.start_memory, memory(cluster))
         return 1 if soak.errors else 0
     finally:
-        server.terminate()
-        server.wait(30)
+        cluster.close()
+        remove(workdir)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--seconds", type=float, default=600.0)
-    options = parser.parse_args()
-    sys.exit(anyio.run(main, seed(), options.clients, options.seconds))
+    sys.exit(main())

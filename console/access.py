@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from console.exceptions import ConsoleNotFound
 from tenants.authority import require_tenant_admin
@@ -62,7 +63,12 @@ def tenant_page(*, admin: bool) -> Callable:
         @login_required
         @functools.wraps(view)
         def wrapped(request: HttpRequest, slug: str, **kwargs) -> HttpResponse:
-            return view(request, open_tenant(request.user, slug, admin=admin), **kwargs)
+            try:
+                return view(request, open_tenant(request.user, slug, admin=admin), **kwargs)
+            except ConsoleNotFound:
+                # The console's own page, also with DEBUG on: Django's debug 404 would list every URL
+                # pattern to a member who only opened an admin page.
+                return render(request, "console/not_found.html", status=404)
 
         wrapped.admin_only = admin
         return wrapped

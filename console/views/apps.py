@@ -105,6 +105,13 @@ def rollback(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
 @require_POST
 @tenant_page(admin=True)
 def undeploy(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
+    # One click must not take an app's routes and tools away: the form's box must name the app
+    # (the browser asks for it without JavaScript; a post without it changes nothing).
+    if request.POST.get("confirm") != app:
+        unconfirmed = Problem(
+            f"/apps/{app}", f"undeploying {app} stops its routes, tools and jobs: tick the box to confirm"
+        )
+        return _apps_page(request, page, problems=[unconfirmed], status=400)
     try:
         undeploy_app(page.tenant, app, acting_user=request.user)
     except DeployRejected as rejected:

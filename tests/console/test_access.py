@@ -102,3 +102,11 @@ def test_pages_carry_their_stylesheet_inline_so_no_static_files_server_is_needed
 def test_the_index_names_a_superuser_as_such_even_when_a_member(signed_in, acme):
     body = signed_in("root").get("/console/").content.decode()
     assert "platform superuser" in body and ">member<" not in body
+
+
+def test_with_debug_on_a_member_on_an_admin_page_gets_the_consoles_404_not_djangos(signed_in, settings):
+    settings.DEBUG = True
+    response = signed_in("reader").get("/console/acme/apps/")
+    assert response.status_code == 404
+    body = response.content.decode()
+    assert "not open to you" in body and "URLconf" not in body

@@ -121,15 +121,26 @@ def test_rolling_back_the_first_version_shows_the_problem(signed_in, acme, deplo
 
 def test_undeploying_removes_the_tools_and_keeps_the_versions(signed_in, acme, deploy):
     deploy(acme)
-    response = signed_in("admin").post("/console/acme/apps/cases/undeploy")
+    response = signed_in("admin").post("/console/acme/apps/cases/undeploy", {"confirm": "cases"})
     assert response.status_code == 302
     assert Tool.objects.for_tenant(acme).count() == 0
     assert versions(acme) == [1]
     assert App.objects.for_tenant(acme).get().active_version is None
 
 
+def test_undeploying_without_ticking_the_confirmation_changes_nothing(signed_in, acme, deploy):
+    deploy(acme)
+    client = signed_in("admin")
+    assert 'name="confirm" value="cases" required' in client.get("/console/acme/apps/").content.decode()
+    for data in ({}, {"confirm": "another_app"}):
+        response = client.post("/console/acme/apps/cases/undeploy", data)
+        assert response.status_code == 400
+        assert "tick the box to confirm" in response.content.decode()
+    assert App.objects.for_tenant(acme).get().active_version is not None
+
+
 def test_undeploying_an_unknown_app_is_a_problem_not_a_crash(signed_in, acme):
-    response = signed_in("admin").post("/console/acme/apps/ghost/undeploy")
+    response = signed_in("admin").post("/console/acme/apps/ghost/undeploy", {"confirm": "ghost"})
     assert response.status_code == 422
     assert "no deployed app" in response.content.decode()
 

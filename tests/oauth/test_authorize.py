@@ -126,6 +126,19 @@ def test_someone_who_is_not_a_member_sees_why_and_cannot_allow(acme, make_tenant
     assert not AuthorizationCode.objects.exists()
 
 
+def test_someone_who_is_not_a_member_can_deny_so_the_client_stops_waiting(acme, make_tenant, make_member):
+    other = make_tenant("other")
+    make_member(other, "outsider")
+    client_id = register(Client())["client_id"]
+    browser = _signed_in("outsider")
+    page = consent_page(browser, authorize_query(client_id, pkce_pair()[1])).content.decode()
+    assert ">Deny</button>" in page and ">Allow</button>" not in page
+    answer = browser.post("/oauth/authorize/", hidden_fields(page))
+    assert answer.status_code == 302
+    assert parse_qs(urlsplit(answer["Location"]).query)["error"] == ["access_denied"]
+    assert not AuthorizationCode.objects.exists()
+
+
 def test_deny_sends_the_user_back_with_access_denied(acme):
     client_id = register(Client())["client_id"]
     browser = _signed_in("reader")
