@@ -184,15 +184,14 @@ def report(soak: Soak, options: argparse.Namespace, start: dict, end: dict) -> N
         print(
             f"    {minute + 1:6d} {len(window):9d} {errors:7d} {p50:10.1f} {p99:10.1f}   {p99 / base:6.2f}x"
         )
-    print("    resident memory, MiB: after warm-up -> end (ratio)")
-    for name in sorted(set(start) | set(end)):
-        before, after = start.get(name), end.get(name)
-        if before and after:
-            print(f"      {name:<48} {before:8.1f} -> {after:8.1f} ({after / before:4.2f}x)")
-        else:
-            print(
-                f"      {name:<48} {before or 0:8.1f} -> {after or 0:8.1f} (started or ended during the run)"
-            )
+    print("    resident memory, MiB, of each process alive at both ends: after warm-up -> end (ratio)")
+    for name in sorted(set(start) & set(end)):
+        before, after = start[name], end[name]
+        print(f"      {name:<48} {before:8.1f} -> {after:8.1f} ({after / before:4.2f}x)")
+    # Sandbox spare children and Celery's pool processes come and go: counted, not listed.
+    changed = Counter(name.split()[0] for name in set(start) ^ set(end))
+    for label, count in sorted(changed.items()):
+        print(f"      {label}: {count} short-lived processes seen at one end only (sandbox children, pool)")
     for error, count in soak.errors.most_common(10):
         print(f"    error x{count}: {error}")
 

@@ -15,7 +15,7 @@ from django.forms import BaseInlineFormSet, BaseModelFormSet, ModelForm
 from django.http import HttpRequest
 
 from tenants import actions
-from tenants.forms import MembershipAdminForm, TenantAdminForm, TokenAddForm
+from tenants.forms import MembershipAdminForm, TenantAdminForm, TokenAddForm, setting_words
 from tenants.models import ApiToken, Membership, Tenant, TenantAuditLog
 from tenants.tenant_settings import SETTINGS, SettingValue
 
@@ -66,7 +66,7 @@ def _setting_column(key: str):
     def column(obj: Tenant) -> SettingValue:
         return obj.setting(key)
 
-    column.short_description = key
+    column.short_description = setting_words(key)
     column.boolean = SETTINGS[key].is_switch
     return column
 

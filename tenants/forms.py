@@ -5,6 +5,7 @@ The writes themselves are the actions' (see ``tenants.admin``); a form only vali
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -14,8 +15,31 @@ from tenants.actions import clean_roles
 from tenants.authority import token_holder
 from tenants.exceptions import TenantError
 from tenants.models import ApiToken, Membership, Tenant
+from tenants.roles import parse_roles
 from tenants.tenant_settings import SETTINGS, SettingValue, parse_setting_text, setting_text
 from tenants.tokens import TOKEN_MAX_DAYS
+
+
+def setting_words(key: str) -> str:
+    """``mcpServer`` -> ``MCP server``: a setting's key in words (the admin shows headings in capitals)."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).lower().split()
+    text = " ".join(word.upper() if word in {"mcp", "api", "url"} else word for word in words)
+    return text[:1].upper() + text[1:]
+
+
+def setting_label(key: str) -> str:
+    """``MCP server (mcpServer)``: words to read, and the key the API and commands take."""
+    return f"{setting_words(key)} ({key})"
+
+
+class RolesField(forms.CharField):
+    """Role names as one line of text (``case_reader, case_writer``), not the JSON list they are stored as."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(value) if isinstance(value, list | tuple) else value
+
+    def to_python(self, value: Any) -> list[str]:
+        return parse_roles(super().to_python(value))
 
 
 class TenantAdminForm(forms.ModelForm):
@@ -29,11 +53,13 @@ class TenantAdminForm(forms.ModelForm):
         for key, spec in SETTINGS.items():
             initial = current.get(key, spec.default)
             if spec.is_switch:
-                field = forms.BooleanField(label=key, required=False, initial=initial, help_text=spec.help)
+                field = forms.BooleanField(
+                    label=setting_label(key), required=False, initial=initial, help_text=spec.help
+                )
             elif spec.is_choice:
                 # Left empty: unchanged.
                 field = forms.ChoiceField(
-                    label=key,
+                    label=setting_label(key),
                     required=False,
                     choices=[("", "---------"), *((c, c) for c in spec.choices)],
                     initial=initial,
@@ -42,12 +68,15 @@ class TenantAdminForm(forms.ModelForm):
             elif spec.is_object:
                 # JSON text; left empty: none.
                 field = forms.CharField(
-                    label=key, required=False, initial=setting_text(initial), help_text=spec.help
+                    label=setting_label(key),
+                    required=False,
+                    initial=setting_text(initial),
+                    help_text=spec.help,
                 )
             else:
                 # Left empty: unchanged.
                 field = forms.IntegerField(
-                    label=key,
+                    label=setting_label(key),
                     required=False,
                     initial=initial,
                     help_text=spec.help,
@@ -82,6 +111,8 @@ class MembershipAdminForm(forms.ModelForm):
     Who the membership belongs to is fixed once it exists: another user is another membership
     (remove this one, which revokes its tokens, and add one).
     """
+
+    roles = RolesField(required=False, help_text="Role names, separated by commas or spaces.")
 
     class Meta:
         model = Membership
