@@ -221,27 +221,28 @@ def query_records(
     return {"items": [serialize(r) for r in page], "next_cursor": next_cursor}
 
 
-_SIZE_BATCHES = (8, 32)  # then the rest of the page
-
-
 def _sizes(rows: QuerySet, offset: int, count: int, max_bytes: int | None) -> list[tuple[int, int]]:
-    """(key, data bytes) of up to ``count`` rows from ``offset``, read in growing batches that stop
-    once ``max_bytes`` is passed: on SQLite a row's later columns sit past its data's overflow pages,
-    so even reading sizes walks every row's data; a page of large records stops after a few."""
+    """(key, data bytes) of up to ``count`` rows from ``offset``, read in batches that stop once
+    ``max_bytes`` is passed. On SQLite a row's later columns sit past its data's overflow pages, so
+    even reading sizes walks every row's data: the first batch is what surely fits at the largest
+    record size, each next one what the sizes seen so far say may fit, so a page of large records
+    reads one or two rows, and a page of small ones two batches."""
+    sized = rows.values_list("pk", "size_bytes")
     if max_bytes is None:
-        return list(rows.values_list("pk", "size_bytes")[offset : offset + count])
+        return list(sized[offset : offset + count])
     found: list[tuple[int, int]] = []
     used = 0
-    for batch in (*_SIZE_BATCHES, count):
-        want = min(batch, count - len(found))
-        if want <= 0:
-            break
+    want = max(1, max_bytes // settings.RECORDS_MAX_RECORD_BYTES)
+    while len(found) < count and used <= max_bytes:
+        want = min(want, count - len(found))
         start = offset + len(found)
-        chunk = list(rows.values_list("pk", "size_bytes")[start : start + want])
+        chunk = list(sized[start : start + want])
         found += chunk
         used += sum(size for _, size in chunk)
-        if len(chunk) < want or used > max_bytes:
+        if len(chunk) < want:
             break
+        average = max(1, used // len(found))
+        want = (max_bytes - used) // average + 1  # one past what may fit, to know where the page ends
     return found
 
 
