@@ -1,7 +1,9 @@
 """The agent's tools: the caller's own MCP tools, called through the gateway's one tool path.
 
-An agent is offered exactly the entries of the caller's ``tools/list`` (``visible_tools``, which
-applies roles and ``customAppsMcpTools``), narrowed by the agent's selectors. Each call goes through
+An agent is offered exactly the entries of the caller's ``tools/list`` (``listed_tools``: roles,
+``customAppsMcpTools``, ``toolDiscovery``), narrowed by the agent's selectors. In the ``search``
+mode of ``toolDiscovery`` the tools a ``search_tools`` call of the run returns are offered from the
+next step on, as an MCP client calls them by name once found. Each call goes through
 ``mcp_gateway.tools.calls.call_tool``, the function an MCP ``tools/call`` goes through: listing,
 argument checks, the as-caller route run, confirmation, output budget, rate limit and audit. The
 caller carries the agent's name and the run's id, so the audit row names both.
@@ -26,8 +28,9 @@ from pydantic_core import SchemaValidator, core_schema
 
 from agents.steps import StepRecorder
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
-from mcp_gateway.tools.calls import call_tool, visible_tools
-from mcp_gateway.tools.catalog import CatalogEntry
+from mcp_gateway.tools.builtin_specs import SEARCH_TOOLS
+from mcp_gateway.tools.calls import call_tool
+from mcp_gateway.tools.catalog import CatalogEntry, listed_tools, visible_tools
 from mcp_gateway.tools.confirmation import Confirmation, Verdict
 from mcp_gateway.tools.questions import confirmation_question
 from tenants.callers import Caller
@@ -49,9 +52,27 @@ def selected(entry: CatalogEntry, selectors: list[str] | None) -> bool:
     )
 
 
-def offered_tools(tenant: Tenant, caller: Caller, selectors: list[str] | None) -> list[CatalogEntry]:
-    """The caller's ``tools/list`` entries the agent may use, in the catalog's order."""
-    return [entry for entry in visible_tools(tenant, caller) if selected(entry, selectors)]
+def offered_tools(
+    tenant: Tenant, caller: Caller, selectors: list[str] | None, found: frozenset[str] = frozenset()
+) -> list[CatalogEntry]:
+    """The caller's ``tools/list`` entries the agent may use, in the catalog's order, and the visible
+    tools in ``found`` (returned by the run's ``search_tools`` calls)."""
+    listed = {entry.wire_name for entry in listed_tools(tenant, caller)}
+    return [
+        entry
+        for entry in visible_tools(tenant, caller)
+        if (entry.wire_name in listed or entry.wire_name in found) and selected(entry, selectors)
+    ]
+
+
+def found_tools(result: types.CallToolResult) -> set[str]:
+    """The wire names a ``search_tools`` result lists (its structuredContent ``tools``)."""
+    tools = (result.structured_content or {}).get("tools") if not result.is_error else None
+    return (
+        {t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
+        if tools
+        else set()
+    )
 
 
 def model_text(result: types.CallToolResult) -> str:
@@ -68,6 +89,7 @@ class GatewayToolset(AbstractToolset[None]):
     def __init__(self, tenant: Tenant, caller: Caller, selectors: list[str] | None, recorder: StepRecorder):
         self.tenant, self.caller, self.selectors, self.recorder = tenant, caller, selectors, recorder
         self.offered: set[str] = set()
+        self.found: set[str] = set()
 
     @property
     def id(self) -> str:
@@ -75,7 +97,9 @@ class GatewayToolset(AbstractToolset[None]):
 
     async def get_tools(self, ctx: RunContext[None]) -> dict[str, ToolsetTool[None]]:
         # Read again at every step: a role or setting change applies to the run's next step.
-        entries = await sync_to_async(offered_tools)(self.tenant, self.caller, self.selectors)
+        entries = await sync_to_async(offered_tools)(
+            self.tenant, self.caller, self.selectors, frozenset(self.found)
+        )
         self.offered = {entry.wire_name for entry in entries}
         return {
             entry.wire_name: ToolsetTool(
@@ -115,6 +139,11 @@ class GatewayToolset(AbstractToolset[None]):
         else:
             # A handler that asks its caller questions (``request.ask``) gets no answer from an agent.
             text = model_text(result) if isinstance(result, types.CallToolResult) else ASKED
+            if (
+                isinstance(result, types.CallToolResult)
+                and name == f"{self.tenant.mcp_prefix}_{SEARCH_TOOLS}"
+            ):
+                self.found |= found_tools(result)
         self.recorder.tool_call(
             name,
             tool_call_id,

@@ -119,6 +119,26 @@ def test_app_tools_switched_off_leave_the_agent_the_built_ins_only(cases_app, ma
     assert run.status == Status.COMPLETED
 
 
+def test_in_search_mode_the_agent_is_offered_the_list_then_what_search_tools_finds(cases_app, make_agent):
+    actions.set_tenant_setting(cases_app, "toolDiscovery", "search", acting_user=None)
+    agent = make_agent(cases_app)
+    model = script(
+        call("acme_search_tools", query="find a case by client name", limit=5),
+        call(FIND, query="acme"),
+        lambda m, i: _say(tool_returns(m)),
+    )
+    run = run_now(start_run(cases_app, agent, user("reader"), "find acme"), model)
+
+    listed = {t.name for t in list_tools(cases_app, caller_for(cases_app, user("reader")), None).tools}
+    assert {t.name for t in model.seen[0].function_tools} == listed and FIND not in listed
+    assert FIND in {t.name for t in model.seen[1].function_tools}  # found, so offered from then on
+    assert run.status == Status.COMPLETED
+    outcomes = list(
+        ToolCallAudit.objects.for_tenant(cases_app).order_by("created_at").values_list("wire_name", "outcome")
+    )
+    assert outcomes == [("acme_search_tools", "ok"), (FIND, "ok")]
+
+
 def test_selectors_narrow_the_tools_to_an_app_or_named_tools(cases_app, make_agent):
     agent = make_agent(cases_app, tools=[FIND, "acme_records_query"])
     model = script("ok")
