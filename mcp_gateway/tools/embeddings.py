@@ -72,5 +72,15 @@ def embed(texts: list[str]) -> np.ndarray:
 
 
 def embed_query(text: str) -> np.ndarray:
-    """The unit vector of one query (not cached: queries rarely repeat exactly)."""
-    return model().embed([text], norm=True)[0].astype(np.float32)
+    """The unit vector of one query, as ``embed`` makes it (not cached: queries rarely repeat exactly).
+
+    One text is encoded on this thread: the library's batch path hands even one text to the
+    tokenizer's thread pool, which costs milliseconds on a busy server.
+    """
+    inference = model()
+    ids = np.asarray(inference.tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.int64)
+    if ids.size == 0:
+        return np.zeros(DIMENSIONS, dtype=np.float32)
+    vector = inference.embedding[np.clip(ids, 0, inference.embedding.shape[0] - 1)].mean(axis=0)
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm if norm else vector).astype(np.float32)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import bm25s
 import numpy as np
 import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
 
 from mcp_gateway.tools import embeddings
 
@@ -119,24 +120,30 @@ class SearchIndex:
         self.entries = list(entries)
         self._position = {entry.wire_name: i for i, entry in enumerate(self.entries)}
         self._stemmer = Stemmer.Stemmer("english")
-        corpus = [lexical_document(e) for e in self.entries]
-        tokens = bm25s.tokenize(
-            [words(text) for text in corpus], stemmer=self._stemmer, return_ids=False, show_progress=False
+        # Words as written (bm25s's tokenizer and stop words), then each distinct word stemmed once:
+        # the unstemmed words are also what typo repair compares against.
+        written = bm25s.tokenize(
+            [words(lexical_document(e)) for e in self.entries], return_ids=False, show_progress=False
         )
+        distinct = sorted({word for doc in written for word in doc})
+        stems = dict(zip(distinct, self._stemmer.stemWords(distinct), strict=True))
+        tokens = [[stems[word] for word in doc] for doc in written]
         self._bm25 = bm25s.BM25()
         self._bm25.index(tokens, show_progress=False)
-        self._vocabulary = {word for doc in tokens for word in doc}
+        self._vocabulary = set(stems.values())
         # Known words by first letter, for typo repair: a typo rarely changes the first letter.
-        surface: dict[str, set[str]] = {}
-        for word in _WORD.findall(words(" ".join(corpus)).lower()):
-            surface.setdefault(word[0], set()).add(word)
-        self._surface = {letter: sorted(found) for letter, found in surface.items()}
+        surface: dict[str, list[str]] = {}
+        for word in distinct:
+            if word.isalpha():
+                surface.setdefault(word[0], []).append(word)
+        self._surface = surface
         self._vectors = embeddings.embed([semantic_document(e) for e in self.entries])
         self._positions_lock = threading.Lock()
         self._positions: dict[int, tuple[list[CatalogEntry], np.ndarray]] = {}
 
     def positions(self, candidates: list[CatalogEntry]) -> np.ndarray:
-        """Index rows of ``candidates``; kept per list object (the catalog keeps one per caller view)."""
+        """Index rows of those ``candidates`` the index holds; kept per list object (the catalog keeps
+        one list per caller view, so a caller's next search finds its rows ready)."""
         with self._positions_lock:
             kept = self._positions.get(id(candidates))
             if kept is not None and kept[0] is candidates:
@@ -162,10 +169,10 @@ class SearchIndex:
                 match = difflib.get_close_matches(word, near, n=1, cutoff=TYPO_CUTOFF)
                 word = match[0] if match else word
             repaired.append(word)
-        tokens = bm25s.tokenize(
-            " ".join(repaired), stemmer=self._stemmer, return_ids=False, show_progress=False
-        )
-        return [t for t in (tokens[0] if tokens else []) if t in self._vocabulary]
+        # The documents' rule (bm25s's English stop words, then the stemmer), applied here directly:
+        # bm25s.tokenize sets up progress bars per call, a millisecond a query.
+        kept = [w for w in repaired if w not in STOPWORDS_EN]
+        return [t for t in self._stemmer.stemWords(kept) if t in self._vocabulary]
 
     def rank(self, query: str, candidates: list[CatalogEntry], limit: int) -> Ranked:
         """The ``limit`` best of ``candidates`` for ``query``; only ever entries of ``candidates``."""
@@ -177,7 +184,11 @@ class SearchIndex:
         top_lexical = float(lexical.max()) if lexical.size else 0.0
         if top_lexical > 0:
             lexical = lexical / top_lexical
-        cosine = self._vectors[rows] @ embeddings.embed_query(query[:QUERY_MAX_CHARS])
+        # Every tool's cosine, then the candidates': einsum runs on this thread, where a BLAS matmul
+        # would wake its thread pool per query (ten times slower on a busy server), and taking rows
+        # of the scores copies 1/256 of what taking rows of the vectors would.
+        query_vector = embeddings.embed_query(query[:QUERY_MAX_CHARS])
+        cosine = np.einsum("ij,j->i", self._vectors, query_vector)[rows]
         fused = LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * np.clip(cosine, 0, None)
         count = min(limit, rows.size)
         best = np.argpartition(-fused, count - 1)[:count]

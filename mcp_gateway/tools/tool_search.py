@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
-from mcp_gateway.tools.builtin_specs import SEARCH_LIMIT_DEFAULT, SEARCH_TOOLS
+from mcp_gateway.tools.builtin_specs import SEARCH_LIMIT_DEFAULT
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, visible_tools
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -36,8 +36,8 @@ def search_tools(tenant: Tenant, caller: Caller, args: dict) -> dict:
     """The built-in tool: ``{"tools", "canSatisfyIntent", "summary", "nextSteps"}`` for ``args["query"]``."""
     query = args["query"]
     limit = args.get("limit", SEARCH_LIMIT_DEFAULT)
-    candidates = [e for e in visible_tools(tenant, caller) if e.builtin != SEARCH_TOOLS]
-    ranked = catalog_for(tenant).search_index.rank(query, candidates, limit)
+    # The index does not hold search_tools itself, so it never answers with it.
+    ranked = catalog_for(tenant).search_index.rank(query, visible_tools(tenant, caller), limit)
     tools = wire_entries(ranked.entries, wire_version.get())
     return {
         "tools": tools,
