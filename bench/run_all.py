@@ -12,6 +12,7 @@ SUITES = [
     "bench_gateway.py",
     "bench_fairness.py",
     "bench_jobs.py",
+    "bench_search.py",
 ]
 # Ten minutes of load: only with `run_all.py --soak`, so a plain run stays quick.
 SOAK = "bench_soak.py"
