@@ -538,11 +538,10 @@ LOGIN_REDIRECT_URL = "/accounts/"
 # A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a
 # folder as one request, so Django's default of 100 files per request would refuse most of them.
 DATA_UPLOAD_MAX_NUMBER_FILES = 500
-# Two of the toolkit's deploy warnings are decisions, not oversights (README, running in production):
+# One of the toolkit's deploy warnings is a decision, not an oversight (README, running in production):
 # W008 says http redirect URIs are allowed, and oauth/clients.py allows them only on loopback, for
-# native apps (RFC 8252); W005 says the RFC 9207 `iss` is not in the authorization response yet (a
-# client that normalises the issuer URL before comparing would refuse the answer).
-SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008", "oauth2_provider.W005"]
+# native apps (RFC 8252).
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth.AuthorizationCode"
 OAUTH2_PROVIDER = {
@@ -567,6 +566,8 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    # RFC 9207 `iss` in authorization responses; oauth/consent.py sets it to the metadata's issuer.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": True,

@@ -86,6 +86,23 @@ def check_client_metadata(metadata: dict, *, default_auth_method: str) -> None:
         )
     for uri in redirect_uris:
         check_redirect_uri(uri)
+    _check_application_type(metadata.get("application_type", None), redirect_uris)
+
+
+APPLICATION_TYPES = ("web", "native")
+
+
+def _check_application_type(application_type: object, redirect_uris: list[str]) -> None:
+    """``application_type`` (2026-07-28 clients send it; older ones may not): a web application
+    receives codes on https only, a native one may also listen on loopback http (RFC 8252)."""
+    if application_type is None:
+        return
+    if application_type not in APPLICATION_TYPES:
+        raise RegistrationRefused("application_type", 'use "web" or "native"')
+    if application_type == "web" and any(not uri.startswith("https://") for uri in redirect_uris):
+        raise RegistrationRefused(
+            "redirect_uris", 'a "web" application receives codes on https only (loopback http is "native")'
+        )
 
 
 def purge_unused_clients(now: datetime | None = None) -> int:

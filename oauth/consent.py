@@ -10,11 +10,12 @@ gateway's per-caller catalog, so the page is completed by the gateway's subclass
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.http import HttpRequest, HttpResponse
 from oauth2_provider.views import AuthorizationView
 
-from oauth.exceptions import OAuthError
+from oauth.exceptions import OAuthError, OriginNotConfigured
 from oauth.forms import ConsentForm
 from oauth.origin import request_origin, slug_of_resource
 from tenants.callers import Caller, caller_for
@@ -129,7 +130,29 @@ class ConsentView(AuthorizationView):
             self.granted = {"lcp_tenant": consent.tenant, "lcp_read_only": form.cleaned_data["read_only"]}
         return super().form_valid(form)
 
+    def redirect(self, redirect_to: str, application) -> HttpResponse:
+        return super().redirect(with_issuer(self.request, redirect_to), application)
+
     def create_authorization_response(self, request, scopes, credentials, allow):
         if allow and self.granted:
             credentials = {**credentials, **self.granted}
         return super().create_authorization_response(request, scopes, credentials, allow)
+
+
+def with_issuer(request: HttpRequest, redirect_to: str) -> str:
+    """An authorization response (a redirect with ``code`` or ``error``) with the RFC 9207 ``iss``.
+
+    Exactly the ``issuer`` of the platform's metadata, once (the toolkit's own, derived from the
+    request's URL, is replaced), on success and error alike, so a client can tell which authorization
+    server answered (a mix-up defence the 2026-07-28 revision asks clients to apply).
+    """
+    parts = urlsplit(redirect_to)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if not {"code", "error"} & {key for key, _ in query}:
+        return redirect_to  # not an authorization response (the sign-in page, say)
+    try:
+        issuer = request_origin(request)
+    except OriginNotConfigured:
+        return redirect_to
+    query = [(key, value) for key, value in query if key != "iss"] + [("iss", issuer)]
+    return urlunsplit(parts._replace(query=urlencode(query)))

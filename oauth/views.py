@@ -82,6 +82,7 @@ def server_metadata(origin: str) -> dict:
         "revocation_endpoint_auth_methods_supported": sorted(AUTH_METHODS),
         "scopes_supported": [MCP_SCOPE],
         "client_id_metadata_document_supported": True,
+        "authorization_response_iss_parameter_supported": True,  # RFC 9207
     }
 
 
@@ -146,7 +147,24 @@ class RegistrationView(DynamicClientRegistrationView):
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         refused = _policy_refusal(request) or _registration_throttled(request)
-        return refused or super().post(request, *args, **kwargs)
+        return refused or _with_application_type(request, super().post(request, *args, **kwargs))
+
+
+def _with_application_type(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """The registration response echoes the ``application_type`` registered (RFC 7591 §3.2.1)."""
+    if response.status_code != 201:
+        return response
+    application_type = json.loads(request.body).get("application_type")  # checked by the policy
+    if application_type is None:
+        return response
+    body = json.loads(response.content)
+    return JsonResponse({**body, "application_type": application_type}, status=201, headers=_kept(response))
+
+
+def _kept(response: HttpResponse) -> dict[str, str]:
+    return {
+        key: value for key, value in response.headers.items() if key.lower() in ("cache-control", "pragma")
+    }
 
 
 class RegistrationManagementView(DynamicClientRegistrationManagementView):

@@ -75,7 +75,9 @@ class Person:
         location = answer.headers["location"]
         assert location.startswith(REDIRECT_URI)
         params = {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
-        self.result = AuthorizationCodeResult(code=params.get("code", ""), state=params.get("state"))
+        self.result = AuthorizationCodeResult(
+            code=params.get("code", ""), state=params.get("state"), iss=params.get("iss")
+        )
 
     async def callback(self) -> AuthorizationCodeResult:
         return self.result

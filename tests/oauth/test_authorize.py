@@ -148,6 +148,24 @@ def test_deny_sends_the_user_back_with_access_denied(acme):
     params = parse_qs(urlsplit(answer["Location"]).query)
     assert answer["Location"].startswith(REDIRECT_URI)
     assert params["error"] == ["access_denied"] and params["state"] == ["st4te"]
+    assert params["iss"] == [_issuer()]
+
+
+def _issuer() -> str:
+    return json.loads(Client().get("/.well-known/oauth-authorization-server").content)["issuer"]
+
+
+def test_the_authorization_response_names_the_issuer_once_rfc_9207(acme):
+    client_id = register(Client())["client_id"]
+    browser = _signed_in("reader")
+    form = hidden_fields(consent_page(browser, authorize_query(client_id, pkce_pair()[1])).content.decode())
+    form["allow"] = "on"
+    answer = browser.post("/oauth/authorize/", form)
+
+    params = parse_qs(urlsplit(answer["Location"]).query)
+    assert params["iss"] == [_issuer()] and len(params["code"]) == 1  # exactly once, the metadata's issuer
+    metadata = json.loads(Client().get("/.well-known/oauth-authorization-server").content)
+    assert metadata["authorization_response_iss_parameter_supported"] is True
 
 
 def test_consent_without_the_csrf_token_is_refused(acme):

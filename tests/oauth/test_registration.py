@@ -116,3 +116,26 @@ def test_registrations_from_one_address_are_limited_per_hour(client, settings):
         REMOTE_ADDR="198.51.100.7",
     )
     assert other.status_code == 201  # another address is counted apart
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("application_type", "uri", "status"),
+    [
+        ("web", "https://claude.ai/api/mcp/auth_callback", 201),
+        ("native", "http://127.0.0.1:33418/", 201),
+        ("native", "https://app.example/cb", 201),
+        ("web", "http://127.0.0.1:33418/", 400),
+        ("browser", "https://app.example/cb", 400),
+    ],
+)
+def test_the_application_type_is_checked_against_the_redirect_uris_and_echoed(
+    client, application_type, uri, status
+):
+    response = _register(client, redirect_uris=[uri], application_type=application_type)
+
+    assert response.status_code == status, response.content
+    if status == 201:
+        assert response.json()["application_type"] == application_type
+    else:
+        assert response.json()["error"] == "invalid_client_metadata"
