@@ -6,7 +6,8 @@
 - a route's template variables are exactly its path parameters; a collection's template has one
   variable; a file's URI has none;
 - ``variables`` name variables of the URI, and their ``complete`` routes are GET routes;
-- ``auth`` only on files (a route has its own auth, a collection its ``read``).
+- ``auth`` only on files (a route has its own auth, a collection its ``read``);
+- no resources in an app whose URI scheme (its name) is a well-known one (``RESERVED_SCHEMES``).
 
 Every problem is at its JSON pointer; values of the wrong type are left to the schema pass.
 """
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 from apps_runtime.auth_expr import AuthExpr
 from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.problems import Problem, child, pointer, shorten
-from apps_runtime.resource_uris import RECORD_VARIABLE, default_path, variables
+from apps_runtime.resource_uris import RECORD_VARIABLE, RESERVED_SCHEMES, default_path, scheme, variables
 
 KiB = 1024
 FILE_MAX_BYTES = 1024 * KiB
@@ -47,7 +48,7 @@ def iter_items(manifest: Any, key: str) -> Iterator[tuple[int, dict]]:
 
 
 def resource_path(resource: dict, route_params: tuple[str, ...] | None) -> str | None:
-    """The resource's ``uri`` (after ``app://<app>/``), defaulted; None when it cannot be known.
+    """The resource's ``uri`` (after ``<app>://``), defaulted; None when it cannot be known.
 
     ``route_params``: the path parameters of the resource's route (None: no route, or unknown).
     """
@@ -126,6 +127,19 @@ def resource_problems(
     uris: dict[str, int] = {}
     shapes: dict[tuple, int] = {}
     collections = manifest.get("collections") if isinstance(manifest, dict) else None
+    app_name = manifest.get("name") if isinstance(manifest, dict) else None
+    if (
+        isinstance(app_name, str)
+        and scheme(app_name) in RESERVED_SCHEMES
+        and any(iter_items(manifest, "resources"))
+    ):
+        problems.append(
+            Problem(
+                pointer("mcp", "resources"),
+                f"an app's resource URIs start with its name ({scheme(app_name)}://...), and "
+                f"{scheme(app_name)}:// is a well-known scheme clients treat otherwise: rename the app",
+            )
+        )
     for index, resource in iter_items(manifest, "resources"):
         base = pointer("mcp", "resources", index)
         name = resource.get("name")

@@ -31,7 +31,7 @@ TOOL_DESCRIPTION_MAX = 2000
 # Resources and prompts (``mcp.resources``, ``mcp.prompts``): names follow the tools' rule.
 RESOURCE_NAME_PATTERN = TOOL_NAME_PATTERN
 PROMPT_NAME_PATTERN = TOOL_NAME_PATTERN
-ARGUMENT_NAME_PATTERN = PARAM_NAME_PATTERN
+ARGUMENT_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,39}$"  # MCP clients use camelCase (resourceUri)
 MIME_TYPE_PATTERN = (
     r"^[A-Za-z0-9.+-]{1,64}/[A-Za-z0-9.+-]{1,64}(?:;[ ]?[A-Za-z0-9.+-]{1,64}=[A-Za-z0-9.+-]{1,64})?$"
 )
@@ -63,7 +63,7 @@ SCHEMA_PATTERN_MAX = 1000
 
 _ROLE = ROLE_NAME_PATTERN.strip("^$")
 _SEGMENT = r"(?:[A-Za-z0-9._~-]+|\{[a-z_][a-z0-9_]*\})"
-# The part of a resource URI after ``app://<app>/``: literal segments and whole {variable} segments,
+# The part of a resource URI after ``<app>://``: literal segments and whole {variable} segments,
 # the same shapes as a route's path (RFC 6570 level 1 expressions, one per segment).
 RESOURCE_URI_PATTERN = rf"^{_SEGMENT}(?:/{_SEGMENT})*$"
 ROUTE_KEY_PATTERN = rf"^(?:{'|'.join(HTTP_METHODS)}) /(?:{_SEGMENT}(?:/{_SEGMENT})*)?$"
@@ -148,7 +148,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "title": "Resources offered to MCP clients",
                     "description": (
                         "Bundle files, GET routes (a route with path parameters is a URI template) and "
-                        "collections (one record per URI), each at app://<app name>/<uri>."
+                        "collections (one record per URI), each at <app name>://<uri> ('_' written '-')."
                     ),
                     "items": {"$ref": "#/$defs/resource"},
                 },
@@ -439,7 +439,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "pattern": RESOURCE_URI_PATTERN,
                     "maxLength": 300,
                     "description": (
-                        "The URI after app://<app name>/ (default: the name, then one {variable} segment "
+                        "The URI after <app name>:// (default: the name, then one {variable} segment "
                         "per path parameter of the route, or {record_id} for a collection)."
                     ),
                 },
@@ -469,7 +469,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "required": ["name"],
             "additionalProperties": False,
             "properties": {
-                "name": {"type": "string", "pattern": ARGUMENT_NAME_PATTERN, "maxLength": 40},
+                "name": {"type": "string", "pattern": ARGUMENT_NAME_PATTERN},
                 "title": {"type": "string", "maxLength": 200},
                 "description": {"type": "string", "maxLength": TOOL_DESCRIPTION_MAX},
                 "required": {"type": "boolean", "default": False},

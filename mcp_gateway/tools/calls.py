@@ -25,7 +25,9 @@ from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
 from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.modes import refuse_synchronous_call
+from mcp_gateway.tools.resources import resource_catalog
 from mcp_gateway.tools.results import error_result, invalid_arguments_result, json_result, route_result
+from mcp_gateway.tools.rich_content import ContentOrigin
 from mcp_gateway.tools.tracing import call_traceparent
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -196,10 +198,9 @@ def _call_app_tool(
     else:
         audit["outcome"] = Outcome.OK
     links = functools.partial(app_route_url, tenant.slug, loaded.app.name)
+    origin = ContentOrigin(loaded.app.name, lambda uri: resource_catalog(tenant).owner(uri))
     try:
-        mapped = route_result(
-            result, entry.output_validator, entry.output_budget(tenant), links, loaded.app.name
-        )
+        mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links, origin)
     except UnicodeEncodeError:
         # The handler's JSON held a lone surrogate, which no UTF-8 answer can carry: the tool's
         # fault, said with a pointer; looked for only here, so a normal result costs no extra walk.

@@ -32,7 +32,7 @@ from mcp_gateway.tools.catalog import catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.resources import ReadRequest, ResourceEntry, resource_catalog, run_read_route
-from mcp_gateway.tools.rich_content import ContentLimits, ContentRefused, map_content
+from mcp_gateway.tools.rich_content import ContentLimits, ContentOrigin, ContentRefused, map_content
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -247,7 +247,8 @@ def _route_messages(entry: PromptEntry, req: ReadRequest, body: Any) -> types.Ge
             raise ContentRefused(f"messages[{index}].content", "must be one content item, e.g. text(...)")
         items.append(content)
     links = functools.partial(app_route_url, req.tenant.slug, entry.app_name)
-    mapped = map_content(items, links, ContentLimits.from_settings(), app_name=entry.app_name)
+    origin = ContentOrigin(entry.app_name, resource_catalog(req.tenant).owner)
+    mapped = map_content(items, links, ContentLimits.from_settings(), origin=origin)
     description = body.get("description")
     description = description if isinstance(description, str) else entry.prompt.description
     return types.GetPromptResult(

@@ -33,7 +33,7 @@ from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.manifest import defaults
 from apps_runtime.manifest.resources import mime_type, resource_path
 from apps_runtime.records import RecordsScope, change_marker, get_record
-from apps_runtime.resource_uris import UriPattern
+from apps_runtime.resource_uris import UriPattern, app_of
 from apps_runtime.routes import compile_route
 from apps_runtime.screens import SCREEN_MIME_TYPE, SDK_PATH, UI_SCHEME, ui_csp, ui_meta
 from apps_runtime.screens import render as render_screen
@@ -133,16 +133,25 @@ class ResourceCatalog:
         for entry in self.entries:
             self.by_app.setdefault(entry.app_name, []).append(entry)
 
+    def owner(self, uri: str) -> str | None:
+        """The app serving ``uri`` (a resource or an expansion of a template), if any."""
+        found = self.match(uri)
+        return found[0].app_name if found is not None else None
+
     def match(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
         """The entry serving ``uri`` and its values; a static URI wins over a template."""
-        found = self.by_uri.get(uri)
+        found = self.by_uri.get(uri) or self.by_uri.get(_lower_scheme(uri))
         if found is not None:
             return found, {}
-        app_name = uri.partition("://")[2].partition("/")[0]
-        for entry in self.by_app.get(app_name, ()):
+        for entry in self.by_app.get(app_of(uri) or "", ()):
             if entry.is_template and (values := entry.pattern.match(uri)) is not None:
                 return entry, values
         return None
+
+
+def _lower_scheme(uri: str) -> str:
+    found, sep, rest = uri.partition("://")
+    return f"{found.lower()}{sep}{rest}"
 
 
 def _text_or_blob(uri: str, mime: str, data: bytes) -> Contents:

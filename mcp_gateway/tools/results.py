@@ -17,6 +17,7 @@ from mcp_gateway.tools.rich_content import (
     CONTENT,
     STRUCTURED,
     ContentLimits,
+    ContentOrigin,
     ContentRefused,
     is_explicit_content,
     map_content,
@@ -77,7 +78,7 @@ def content_result(
     output_validator: SchemaValidator | None = None,
     budget: OutputBudget | None = None,
     link_url: Callable[[str], str] | None = None,
-    app_name: str | None = None,
+    origin: ContentOrigin | None = None,
 ) -> types.CallToolResult:
     """A handler's explicit ``{"content": [...]}`` (see ``rich_content``), checked item by item.
 
@@ -96,7 +97,7 @@ def content_result(
             return error_result("The tool's result does not match its outputSchema:\n" + "\n".join(problems))
     try:
         limits = ContentLimits.from_settings()
-        mapped = map_content(body[CONTENT], link_url or _no_links, limits, app_name=app_name)
+        mapped = map_content(body[CONTENT], link_url or _no_links, limits, origin=origin)
     except (ContentRefused, NoLinkOrigin) as err:
         return error_result(str(err))
     size = mapped.readable_bytes + (json_bytes(structured) if structured is not None else 0)
@@ -123,12 +124,12 @@ def route_result(
     output_validator: SchemaValidator | None = None,
     budget: OutputBudget | None = None,
     link_url: Callable[[str], str] | None = None,
-    app_name: str | None = None,
+    origin: ContentOrigin | None = None,
 ) -> types.CallToolResult:
     """Map a route's result: failures carry the error id, 4xx/5xx the handler's message.
 
-    ``link_url`` makes the absolute URL of a route path of the app (resource links); ``app_name``
-    names the app whose resource URIs embedded resources use.
+    ``link_url`` makes the absolute URL of a route path of the app (resource links); ``origin``
+    names the app, for the URIs its embedded resources may use.
     """
     if result.failed:
         # The caller is often not who can read the failure: say who can, and where. A timeout says
@@ -147,5 +148,5 @@ def route_result(
             message = str(OverBudget(tokens_for_bytes(size), budget, "an error message is never cut"))
         return error_result(message)
     if is_explicit_content(result.body):
-        return content_result(result.body, output_validator, budget, link_url, app_name)
+        return content_result(result.body, output_validator, budget, link_url, origin)
     return json_result(result.body, output_validator, budget)

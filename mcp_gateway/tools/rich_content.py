@@ -10,8 +10,8 @@ The items come from the sandbox: untrusted. Each is checked for its type and key
 bytes, decoded image and audio bytes, a link's JSON, an embedded resource's text or decoded blob)
 against a per-item and a total bound, the item count, images and audio against their MIME allow-list
 and their format's signature, links against a path of the app, and an embedded resource's URI
-against the URI syntax (never ``ui://``: screens are only what the manifest declares; an
-``app://`` URI only of the app's own resources, so no app speaks for another's). The first
+against the URI syntax (never ``ui://``: screens are only what the manifest declares; never a URI
+another app of the tenant serves, so no app speaks for another's resources). The first
 problem refuses the whole result, naming the item and the bound.
 """
 
@@ -27,7 +27,6 @@ from typing import Any
 import mcp.types as types
 from django.conf import settings
 
-from apps_runtime.resource_uris import SCHEME, app_uri
 from apps_runtime.sandbox.runtime.sdk import AUDIO_MIME_TYPES, IMAGE_MIME_TYPES
 from mcp_gateway.tools.token_estimate import json_bytes
 
@@ -87,6 +86,14 @@ class ContentLimits:
 
 
 @dataclass(frozen=True)
+class ContentOrigin:
+    """The app a handler's content comes from, and who serves a URI (an app name, or None)."""
+
+    app_name: str
+    uri_owner: Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
 class MappedContent:
     """The checked blocks, and the bytes a model reads of them (text and links; images aside)."""
 
@@ -115,12 +122,16 @@ def is_explicit_content(body: Any) -> bool:
 
 
 def map_content(
-    items: list[dict], link_url: Callable[[str], str], limits: ContentLimits, *, app_name: str | None = None
+    items: list[dict],
+    link_url: Callable[[str], str],
+    limits: ContentLimits,
+    *,
+    origin: ContentOrigin | None = None,
 ) -> MappedContent:
     """Check every item and map it to its SDK block.
 
-    ``link_url`` turns a route path of the app into its absolute URL; ``app_name`` is the app whose
-    ``app://`` resource URIs an embedded resource may use (None: none).
+    ``link_url`` turns a route path of the app into its absolute URL; ``origin`` says which app the
+    content comes from and who serves a URI (None: embedded resources may not name served URIs).
 
     Raises:
         ContentRefused: the first item (or the whole) that breaks a rule.
@@ -134,7 +145,7 @@ def map_content(
         _check_keys(item, where)
         block, size = _MAPPERS[item["type"]](item, where, limits, link_url)
         if isinstance(block, types.EmbeddedResource):
-            _check_own_uri(str(block.resource.uri), f"{where}.resource", app_name)
+            _check_own_uri(str(block.resource.uri), f"{where}.resource", origin)
         if size > limits.max_item_bytes:
             raise ContentRefused(
                 where, f"{size:,} bytes, over the limit of {limits.max_item_bytes:,} bytes per item"
@@ -238,13 +249,10 @@ def _embedded(item: dict, where: str, limits: ContentLimits, link_url: Any) -> t
     return types.EmbeddedResource(type="resource", resource=contents), size + len(uri)
 
 
-def _check_own_uri(uri: str, where: str, app_name: str | None) -> None:
-    if uri[: len(SCHEME) + 3].lower() == f"{SCHEME}://" and (
-        app_name is None or not uri.startswith(app_uri(app_name, ""))
-    ):
-        raise ContentRefused(
-            where, f"uri {uri[:60]!r} is another app's: an app embeds only its own app:// URIs"
-        )
+def _check_own_uri(uri: str, where: str, origin: ContentOrigin | None) -> None:
+    owner = origin.uri_owner(uri) if origin is not None else None
+    if owner is not None and owner != origin.app_name:
+        raise ContentRefused(where, f"uri {uri[:60]!r} is another app's resource: an app embeds only its own")
 
 
 def _resource_link(

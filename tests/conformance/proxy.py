@@ -8,9 +8,9 @@ the answer back as it comes (event streams included).
 Two of the suite's fixed tool names have a single ``_`` (``test_sampling``, ``test_elicitation``),
 and a wire name is always ``<prefix>_<app>_<tool>``; the proxy renames them to the fixture's
 ``test_sampling_create`` / ``test_elicitation_create`` on the way in and back on the way out, rather
-than the platform weakening its wire-name rule for a test. Likewise the suite's resource URIs
-(``test://static-text``) are the fixture app ``test``'s (``app://test/static-text``): an app's
-resources always live under ``app://<app>/``.
+than the platform weakening its wire-name rule for a test. The suite's resource URIs
+(``test://static-text``) need no mapping: an app's resources live under its own scheme, and they
+are the fixture app ``test``'s.
 """
 
 from __future__ import annotations
@@ -21,17 +21,14 @@ import json
 import httpx2
 
 RENAMED = {"test_sampling": "test_sampling_create", "test_elicitation": "test_elicitation_create"}
-SUITE_URI, APP_URI = "test://", "app://test/"
 _BACK = [(f'"{wire}"'.encode(), f'"{suite}"'.encode()) for suite, wire in RENAMED.items()]
-_BACK.append((APP_URI.encode(), SUITE_URI.encode()))
 _HOP_BY_HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"authorization"}
 
 
 def renamed_request(body: bytes) -> bytes:
-    """The body with a renamed tool's name (``params.name`` of a call) mapped to its wire name, and the
-    suite's resource URIs to the fixture app's."""
+    """The body with a renamed tool's name (``params.name`` of a call) mapped to its wire name."""
     try:
-        message = json.loads(body.replace(SUITE_URI.encode(), APP_URI.encode()))
+        message = json.loads(body)
     except ValueError:
         return body
     params = message.get("params") if isinstance(message, dict) else None
@@ -43,9 +40,7 @@ def renamed_request(body: bytes) -> bytes:
 def renamed_header(value: str) -> str:
     """An ``Mcp-Name`` header value (a tool name or a resource URI) as the platform knows it."""
     value = value.strip()
-    return RENAMED.get(value) or (
-        APP_URI + value.removeprefix(SUITE_URI) if value.startswith(SUITE_URI) else value
-    )
+    return RENAMED.get(value) or value
 
 
 def renamed_response(chunk: bytes) -> bytes:

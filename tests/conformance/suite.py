@@ -39,27 +39,11 @@ SUITE_DIR = Path(os.environ.get("CONFORMANCE_DIR", Path.home() / ".cache" / "lcp
 SCENARIO_SECONDS = 90
 
 # Required scenarios the platform does not pass, by (revision, scenario), with the reason. Each is
-# still run; ``--check`` fails when one of them passes (then it comes off this list). None is refused
-# by design: all wait for prompts, completion and resource subscriptions (issue #22), whose fixture
-# entries (prompts of the apps ``simple`` and ``prompt``) are added with them.
-_PENDING_22 = "not built yet: prompts, completion and resource subscriptions are issue #22's"
+# still run; ``--check`` fails when one of them passes (then it comes off this list).
 NOT_SERVED: dict[tuple[str, str], str] = {
-    **{
-        (revision, scenario): _PENDING_22
-        for revision in REVISIONS
-        for scenario in (
-            "completion-complete",
-            "prompts-list",
-            "prompts-get-simple",
-            "prompts-get-with-args",
-            "prompts-get-embedded-resource",
-            "prompts-get-with-image",
-        )
-    },
-    ("2026-07-28", "caching"): f"prompts/list has no ttlMs/cacheScope until it exists: {_PENDING_22}",
-    ("2026-07-28", "input-required-result-non-tool-request"): f"it asks through prompts/get: {_PENDING_22}",
-    ("2025-11-25", "resources-subscribe"): _PENDING_22,
-    ("2025-11-25", "resources-unsubscribe"): _PENDING_22,
+    ("2026-07-28", "input-required-result-non-tool-request"): (
+        "it asks through prompts/get: a route prompt's handler cannot ask (request.ask) yet"
+    ),
 }
 
 

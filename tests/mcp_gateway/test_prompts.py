@@ -89,7 +89,7 @@ def test_a_template_fills_arguments_and_embeds_the_handbook_and_an_image(mcp_url
     assert text.content.text == "Draft a friendly reply about case c1. Use {braces} literally."
     assert isinstance(resource.content, types.EmbeddedResource)
     assert (resource.content.resource.uri, resource.content.resource.text) == (
-        "app://cases/handbook",
+        "cases://handbook",
         HANDBOOK,
     )
     assert isinstance(image.content, types.ImageContent)
@@ -142,11 +142,9 @@ def test_completion_from_an_enum_a_route_and_records(mcp_url, token, mode):
     async def work(client):
         tone = await client.complete(prompt, {"name": "tone", "value": "fr"})
         case = await client.complete(prompt, {"name": "case_id", "value": first[:-1]})
-        template = types.ResourceTemplateReference(type="ref/resource", uri="app://cases/cases/{case_id}")
+        template = types.ResourceTemplateReference(type="ref/resource", uri="cases://cases/{case_id}")
         by_template = await client.complete(template, {"name": "case_id", "value": first})
-        record = types.ResourceTemplateReference(
-            type="ref/resource", uri="app://cases/case_record/{record_id}"
-        )
+        record = types.ResourceTemplateReference(type="ref/resource", uri="cases://case_record/{record_id}")
         records = await client.complete(record, {"name": "record_id", "value": ""})
         return tone, case, by_template, records
 
@@ -164,9 +162,7 @@ def test_completion_is_filtered_by_what_the_caller_may_see(mcp_url, token):
     async def work(client):
         # The member may use the prompt, but the route's records query is refused for it: no values.
         case = await client.complete(prompt, {"name": "case_id", "value": ""})
-        record = types.ResourceTemplateReference(
-            type="ref/resource", uri="app://cases/case_record/{record_id}"
-        )
+        record = types.ResourceTemplateReference(type="ref/resource", uri="cases://case_record/{record_id}")
         with pytest.raises(MCPError) as hidden:
             await client.complete(record, {"name": "record_id", "value": ""})
         return case, hidden.value

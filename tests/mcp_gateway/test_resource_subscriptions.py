@@ -45,8 +45,8 @@ def test_a_new_record_updates_a_route_resource_but_not_another_record(mcp_url, t
         async with mcp_client(mcp_url(), writer_token) as writer:
             case_id = await new_case(writer)
             async with mcp_client(mcp_url(), reader_token, message_handler=on_message) as reader:
-                await reader.subscribe_resource(f"app://cases/case_record/{case_id}")
-                await reader.subscribe_resource("app://cases/summary")
+                await reader.subscribe_resource(f"cases://case_record/{case_id}")
+                await reader.subscribe_resource("cases://summary")
                 await new_case(writer)
                 with anyio.fail_after(10):
                     await heard.wait()
@@ -54,7 +54,7 @@ def test_a_new_record_updates_a_route_resource_but_not_another_record(mcp_url, t
                 return sorted(set(updated))
 
     # A new case changes the summary (a route over the app's records), not the first case's record.
-    assert anyio.run(main) == ["app://cases/summary"]
+    assert anyio.run(main) == ["cases://summary"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -77,7 +77,7 @@ def test_a_record_write_reaches_the_subscriber_of_that_record(mcp_url, token, mo
     async def main():
         async with mcp_client(mcp_url(), writer_token) as writer:
             case_id = await new_case(writer)
-            uri = f"app://cases/case_record/{case_id}"
+            uri = f"cases://case_record/{case_id}"
             async with mcp_client(mcp_url(), reader_token, mode=mode, message_handler=on_message) as reader:
                 if mode == "legacy":
                     await reader.subscribe_resource(uri)
@@ -103,15 +103,13 @@ def test_a_caller_cannot_follow_a_resource_it_may_not_read(mcp_url, token, mode)
         async with mcp_client(mcp_url(), member_token, mode=mode) as member:
             if mode == "legacy":
                 with pytest.raises(MCPError) as caught:
-                    await member.subscribe_resource("app://cases/writers_note")
+                    await member.subscribe_resource("cases://writers_note")
                 return caught.value.error.code
-            async with member.listen(
-                resource_subscriptions=["app://cases/writers_note", "app://cases/logo"]
-            ) as sub:
+            async with member.listen(resource_subscriptions=["cases://writers_note", "cases://logo"]) as sub:
                 return sub.honored.resource_subscriptions
 
     found = anyio.run(main)
-    assert found == (-32002 if mode == "legacy" else ["app://cases/logo"])
+    assert found == (-32002 if mode == "legacy" else ["cases://logo"])
 
 
 def test_legacy_sessions_hear_resource_and_prompt_list_changes_of_their_caller(mcp_url, token, app):

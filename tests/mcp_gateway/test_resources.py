@@ -57,11 +57,11 @@ def read_error(url, raw, uri, mode="legacy") -> MCPError:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_each_caller_lists_the_resources_and_templates_it_may_read(mcp_url, token, mode):
-    everyone = ["app://cases/handbook", "app://cases/logo", "app://cases/summary"]
-    templates = ["app://cases/cases/{case_id}", "app://cases/case_record/{record_id}"]
+    everyone = ["cases://handbook", "cases://logo", "cases://summary"]
+    templates = ["cases://cases/{case_id}", "cases://case_record/{record_id}"]
     assert run(mcp_url(), token("member"), listing, mode) == (everyone, [])
     assert run(mcp_url(), token("reader"), listing, mode) == (everyone, templates)
-    writer = ["app://cases/handbook", "app://cases/logo", "app://cases/writers_note", "app://cases/summary"]
+    writer = ["cases://handbook", "cases://logo", "cases://writers_note", "cases://summary"]
     assert run(mcp_url(), token("writer"), listing, mode) == (writer, templates)
     assert run(mcp_url(), token("root"), listing, mode) == (writer, templates)
     # Resources only read: a read-only token sees what its user sees.
@@ -92,17 +92,15 @@ def test_listed_resources_carry_wire_names_titles_and_mime_types(mcp_url, token)
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_text_file_and_a_binary_file_are_read(mcp_url, token, mode):
-    text = read(mcp_url(), token("member"), "app://cases/handbook", mode).contents
-    assert [(c.uri, c.mime_type, c.text) for c in text] == [
-        ("app://cases/handbook", "text/markdown", HANDBOOK)
-    ]
-    (blob,) = read(mcp_url(), token("member"), "app://cases/logo", mode).contents
+    text = read(mcp_url(), token("member"), "cases://handbook", mode).contents
+    assert [(c.uri, c.mime_type, c.text) for c in text] == [("cases://handbook", "text/markdown", HANDBOOK)]
+    (blob,) = read(mcp_url(), token("member"), "cases://logo", mode).contents
     assert (blob.mime_type, base64.b64decode(blob.blob)) == ("image/png", PNG)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_route_resource_runs_the_route_as_the_caller(mcp_url, token, mode, app):
-    (contents,) = read(mcp_url(), token("reader"), "app://cases/summary", mode).contents
+    (contents,) = read(mcp_url(), token("reader"), "cases://summary", mode).contents
     assert json.loads(contents.text) == {"cases": 0, "user": "reader"}
     row = ToolCallAudit.objects.for_tenant(app).get()
     assert (row.method, row.wire_name, row.app_name, row.outcome) == (
@@ -122,9 +120,9 @@ def test_templates_read_one_case_through_its_route_and_as_a_record(mcp_url, toke
         return result.structured_content["id"]
 
     case_id = run(mcp_url(), writer, create, mode)
-    (by_route,) = read(mcp_url(), token("reader"), f"app://cases/cases/{case_id}", mode).contents
+    (by_route,) = read(mcp_url(), token("reader"), f"cases://cases/{case_id}", mode).contents
     assert json.loads(by_route.text) == {"client_name": "Ada"}
-    (record,) = read(mcp_url(), token("reader"), f"app://cases/case_record/{case_id}", mode).contents
+    (record,) = read(mcp_url(), token("reader"), f"cases://case_record/{case_id}", mode).contents
     assert json.loads(record.text)["data"] == {"client_name": "Ada"}
     assert json.loads(record.text)["id"] == case_id
 
@@ -133,20 +131,20 @@ def test_templates_read_one_case_through_its_route_and_as_a_record(mcp_url, toke
 def test_unknown_hidden_and_missing_resources_are_not_found(mcp_url, token, mode):
     code = -32602 if mode == "2026-07-28" else -32002
     for uri in (
-        "app://cases/nothing",
-        "app://other/handbook",
-        "app://cases/writers_note",
-        "app://cases/cases/zz",
+        "cases://nothing",
+        "other://handbook",
+        "cases://writers_note",
+        "cases://cases/zz",
     ):
         assert read_error(mcp_url(), token("reader"), uri, mode).error.code == code
     # A member without the collection's read role: the templates are hidden and refused alike.
-    assert read_error(mcp_url(), token("member"), "app://cases/case_record/x", mode).error.code == code
+    assert read_error(mcp_url(), token("member"), "cases://case_record/x", mode).error.code == code
 
 
 def test_switching_app_tools_off_hides_app_resources_and_says_so_on_read(mcp_url, token, app):
     set_tenant_setting(app, "customAppsMcpTools", False, acting_user=None)
     assert run(mcp_url(), token("writer"), listing) == ([], [])
-    error = read_error(mcp_url(), token("writer"), "app://cases/handbook")
+    error = read_error(mcp_url(), token("writer"), "cases://handbook")
     assert "customAppsMcpTools" in error.error.message
 
 
@@ -165,4 +163,4 @@ def test_a_tool_result_embeds_a_resource_of_its_app(mcp_url, token, mode):
     text, embedded = result.content
     assert text.text == "The note:"
     assert isinstance(embedded, types.EmbeddedResource)
-    assert (embedded.resource.uri, embedded.resource.text) == ("app://cases/notes/today", "Call Ada.")
+    assert (embedded.resource.uri, embedded.resource.text) == ("cases://notes/today", "Call Ada.")

@@ -15,6 +15,7 @@ from apps_runtime.sandbox.runtime import sdk
 from mcp_gateway.tools.links import NoLinkOrigin, app_route_url, call_origin
 from mcp_gateway.tools.output_budget import OutputBudget
 from mcp_gateway.tools.results import route_result
+from mcp_gateway.tools.rich_content import ContentOrigin
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 WAV = b"RIFF&\x00\x00\x00WAVEfmt " + bytes(32)
@@ -226,12 +227,14 @@ def test_a_tasks_run_links_with_the_origin_it_kept_unless_public_base_url_is_set
         link_url("/x")
 
 
-def test_an_embedded_app_uri_must_be_the_apps_own():
-    own = sdk.embedded_resource("app://cases/notes/1", "A note", "text/plain")
-    (block,) = route_result(RouteResult(200, {"content": [own]}), app_name="cases").content
-    assert (str(block.resource.uri), block.resource.text) == ("app://cases/notes/1", "A note")
-    for app_name in ("other", None):
-        refused = route_result(RouteResult(200, {"content": [own]}), app_name=app_name)
-        assert refused.is_error and "another app's" in refused.content[0].text
-    foreign = sdk.embedded_resource("APP://other/x", "x")
-    assert route_result(RouteResult(200, {"content": [foreign]}), app_name="cases").is_error
+def test_an_embedded_resource_never_takes_a_uri_another_app_serves():
+    owners = {"cases://notes/1": "cases", "other://x": "other"}
+    origin = ContentOrigin("cases", owners.get)
+    own = sdk.embedded_resource("cases://notes/1", "A note", "text/plain")
+    (block,) = route_result(RouteResult(200, {"content": [own]}), origin=origin).content
+    assert (str(block.resource.uri), block.resource.text) == ("cases://notes/1", "A note")
+    unserved = sdk.embedded_resource("test://embedded-resource", "x")
+    assert route_result(RouteResult(200, {"content": [unserved]}), origin=origin).is_error is False
+    foreign = sdk.embedded_resource("other://x", "x")
+    refused = route_result(RouteResult(200, {"content": [foreign]}), origin=origin)
+    assert refused.is_error and "another app's resource" in refused.content[0].text

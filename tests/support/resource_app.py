@@ -26,7 +26,7 @@ def handle(request):
 from platform_sdk import embedded_resource, text
 
 def handle(request):
-    note = embedded_resource("app://cases/notes/today", "Call Ada.", "text/plain")
+    note = embedded_resource("cases://notes/today", "Call Ada.", "text/plain")
     return {"content": [text("The note:"), note]}
 """,
     "server/complete_case.py": """

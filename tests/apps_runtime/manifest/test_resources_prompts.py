@@ -194,3 +194,17 @@ def test_every_problem_is_reported_at_once():
     bad_prompt = {**PROMPT, "messages": [{"role": "user", "text": "{nope}"}]}
     pointers = {p for p, _ in problems(with_items([bad_resource], [bad_prompt], **{"/name": "Bad"}))}
     assert {"/name", "/mcp/resources/0/file", "/mcp/prompts/0/messages/0/text"} <= pointers
+
+
+def test_an_app_named_like_a_well_known_scheme_serves_no_resources():
+    found = problems(with_items([HANDBOOK], **{"/name": "https"}))
+    assert any(p == "/mcp/resources" and "https://" in m for p, m in found), found
+    assert (
+        validate_manifest(
+            with_items(
+                [], [PROMPT | {"messages": [{"role": "user", "text": "{tone}"}]}], **{"/name": "https"}
+            ),
+            FILES,
+        )
+        == []
+    )
