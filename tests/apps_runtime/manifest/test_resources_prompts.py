@@ -168,7 +168,7 @@ def test_duplicate_names_uris_and_same_shaped_templates_are_refused():
             "/mcp/prompts/0/arguments/0",
             "enum or complete, not both",
         ),
-        ({"arguments": [{"name": "Case"}]}, "/mcp/prompts/0/arguments/0/name", "must match"),
+        ({"arguments": [{"name": "case-id"}]}, "/mcp/prompts/0/arguments/0/name", "must match"),
         (
             {"arguments": [{"description": "no name"}]},
             "/mcp/prompts/0/arguments/0/name",
