@@ -13,7 +13,8 @@ the real one cannot be reached from a test machine.
 after a block holds lines its output must contain (``...`` stands for lines left out).
 ``<!-- readme-test: needs npm -->`` runs where npm is installed (CI has it).
 ``<!-- readme-test: manifest -->`` marks the manifest example: it must deploy, with its handlers
-stubbed, without a problem or a warning.
+stubbed, without a problem or a warning. ``<!-- readme-test: case portal -->`` marks the demo case
+portal's resources and prompts, which must be those of ``fixtures/apps/case_portal``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _id(example: Example) -> str:
 def test_the_readme_marks_its_runnable_examples():
     sections = {example.section for example in SHELL_EXAMPLES}
     assert {"The demo", "Connecting MCP clients", "Your first app", "Tenant agents"} <= sections
-    assert len(examples("json")) == 1
+    assert sorted(example.mode for example in examples("json")) == ["case portal", "manifest"]
 
 
 @pytest.fixture(scope="module")
@@ -152,12 +153,18 @@ def test_each_readme_shell_example_runs_as_written(demo, example):
 
 @pytest.mark.django_db
 def test_the_readme_manifest_example_deploys_without_a_warning(make_tenant):
-    [example] = examples("json")
+    [example] = [example for example in examples("json") if example.mode == "manifest"]
     manifest = json.loads(example.code)
     stub = "def handle(request):\n    return {}\n"
     handlers = {spec["handler"]: stub for spec in manifest["routes"].values()}
     result = deploy_bundle(make_tenant(), bundle_from_mapping(manifest, handlers), acting_user=None)
     assert result.warnings == []
+
+
+def test_the_readme_resources_and_prompts_are_the_demo_case_portals():
+    [example] = [example for example in examples("json") if example.mode == "case portal"]
+    manifest = json.loads((ROOT / "fixtures" / "apps" / "case_portal" / "app.json").read_text())
+    assert json.loads(example.code) == {key: manifest["mcp"][key] for key in ("resources", "prompts")}
 
 
 def _example_client(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

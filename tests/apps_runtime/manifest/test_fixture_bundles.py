@@ -45,6 +45,7 @@ def test_case_portal_keeps_the_design_example():
     assert list(manifest["routes"]) == [
         "GET /cases/search",
         "GET /cases/{case_id}",
+        "GET /cases/complete",
         "POST /cases/{case_id}/escalate",
         "POST /jobs/reindex",
     ]
