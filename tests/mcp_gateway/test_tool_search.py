@@ -9,6 +9,9 @@ from mcp import MCPError
 from apps_runtime.deploy import rollback_app
 from tenants import actions
 from tests.mcp_gateway.conftest import mcp_client
+from tests.mcp_gateway.test_screens import UiHost
+from tests.support.screen_app import FILES as SCREEN_FILES
+from tests.support.screen_app import screen_manifest
 from tests.support.search_apps import APPS, ECHO, PEOPLE, app_manifest
 
 ERAS = ["legacy", "2026-07-28"]
@@ -192,3 +195,26 @@ def test_bad_arguments_to_search_are_a_tool_error_listing_them(mcp_url, token):
     assert result.is_error is True
     text = result.content[0].text
     assert "/query" in text and "/limit" in text
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_search_follows_the_clients_ui_capability_as_tools_list_does(mcp_url, acme, deploy, make_token, mode):
+    deploy(acme, screen_manifest(), SCREEN_FILES)
+    raw = make_token(acme, "reader")[1]
+
+    async def work(client):
+        listed = await listing(client)
+        found = await search(client, "Card Only Test tool card_only that calls GET /cases/{case_id}.")
+        return listed, [t["name"] for t in found["tools"]]
+
+    async def main(ui):
+        extensions = [UiHost()] if ui else None
+        async with mcp_client(mcp_url(), raw, mode=mode, extensions=extensions) as client:
+            return await work(client)
+
+    listed, plain = anyio.run(main, False)
+    assert "acme_cases_card_only" not in plain and set(plain) <= set(listed)
+    assert "acme_cases_refresh" not in plain  # app-only: called from its view, never offered to a model
+    listed, host = anyio.run(main, True)
+    assert host[0] == "acme_cases_card_only" and set(host) <= set(listed)
+    assert "acme_cases_refresh" not in host
