@@ -10,6 +10,7 @@ from core.setting_bounds import Bound, bound_errors
 
 BOUNDS = {
     "AGENT_RUN_IN_PROCESS_WORKERS": Bound(int, 1),
+    "AGENT_RUN_TENANT_SHARE": Bound(int, 1),
     "AGENT_RUN_GRACE_SECONDS": Bound(int, 0),
     "AGENT_RUN_RESEND_SECONDS": Bound(int, 0),
     "AGENT_CANCEL_POLL_SECONDS": Bound(float, 0.01),

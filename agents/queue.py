@@ -1,26 +1,28 @@
 """Sending run slices: to Celery once the run row is committed, or to this process's run threads.
 
 Without a broker (the embedded default) a run must not execute in the thread that answers the
-request: the caller is promised a 202 at once. So it goes to a small pool of threads of the server
-(AGENT_RUN_IN_PROCESS_WORKERS); a run lost there with the process is found by the sweep.
+request: the caller is promised a 202 at once. So it goes to a small pool of threads of the server,
+shared fairly by tenants (``core.fair_pool``: AGENT_RUN_IN_PROCESS_WORKERS threads, at most
+AGENT_RUN_TENANT_SHARE of them for one tenant); a run lost there with the process is found by the sweep.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
 from agents.execution import execute_run
+from agents.models import AgentRun
+from core.fair_pool import FairPool
 
 logger = logging.getLogger("agents.queue")
 
 RUN_TASK = "agents.execute_run"  # the Celery task of ``agents/tasks.py``
-_pool: ThreadPoolExecutor | None = None
+_pool: FairPool | None = None
 _pool_lock = threading.Lock()
 
 
@@ -33,14 +35,19 @@ def _send(run_id: str) -> None:
     if not current_app.conf.task_always_eager:
         current_app.send_task(RUN_TASK, (run_id,))
         return
-    _in_process_pool().submit(_run_in_process, run_id)
+    tenant_id = AgentRun.all_tenants.filter(run_id=run_id).values_list("tenant_id", flat=True).first()
+    if tenant_id is not None:  # deleted meanwhile (with its agent): nothing to run
+        in_process_pool().submit(tenant_id, _run_in_process, run_id)
 
 
-def _in_process_pool() -> ThreadPoolExecutor:
+def in_process_pool() -> FairPool:
+    """This process's agent run threads (built on first use, from the settings of that moment)."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(settings.AGENT_RUN_IN_PROCESS_WORKERS, thread_name_prefix="agent-run")
+            _pool = FairPool(
+                "agent-run", settings.AGENT_RUN_IN_PROCESS_WORKERS, settings.AGENT_RUN_TENANT_SHARE
+            )
         return _pool
 
 

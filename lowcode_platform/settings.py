@@ -483,7 +483,8 @@ TASK_RUN_GRACE_SECONDS = _env_int("TASK_RUN_GRACE_SECONDS", 30)
 # with its kind ("openai": an OpenAI-compatible chat-completions API; "anthropic": Anthropic's
 # Messages API) and base URL. Tenants pick a provider by name and store their own key for it; no URL
 # ever comes from a tenant. Keys are encrypted with AGENT_KEY_ENCRYPTION_KEY (default: derived from
-# SECRET_KEY). Without a broker, AGENT_RUN_IN_PROCESS_WORKERS threads of the server run the runs; a
+# SECRET_KEY). Without a broker, AGENT_RUN_IN_PROCESS_WORKERS threads of the server run the runs, at
+# most AGENT_RUN_TENANT_SHARE of them for one tenant (a run mostly waits on its provider); a
 # run still running past its wall time plus AGENT_RUN_GRACE_SECONDS was lost and fails, a run queued
 # for AGENT_RUN_RESEND_SECONDS is sent again; a running run looks for a cancel every
 # AGENT_CANCEL_POLL_SECONDS; the SSE endpoint looks for new steps every AGENT_EVENTS_POLL_SECONDS and
@@ -496,7 +497,8 @@ AGENT_PROVIDERS = _env_json(
     },
 )
 AGENT_KEY_ENCRYPTION_KEY = os.environ.get("AGENT_KEY_ENCRYPTION_KEY") or ""
-AGENT_RUN_IN_PROCESS_WORKERS = _env_int("AGENT_RUN_IN_PROCESS_WORKERS", 2)
+AGENT_RUN_IN_PROCESS_WORKERS = _env_int("AGENT_RUN_IN_PROCESS_WORKERS", 4)
+AGENT_RUN_TENANT_SHARE = _env_int("AGENT_RUN_TENANT_SHARE", 2)
 AGENT_RUN_GRACE_SECONDS = _env_int("AGENT_RUN_GRACE_SECONDS", 60)
 AGENT_RUN_RESEND_SECONDS = _env_int("AGENT_RUN_RESEND_SECONDS", 120)
 AGENT_CANCEL_POLL_SECONDS = _env_float("AGENT_CANCEL_POLL_SECONDS", 0.5)

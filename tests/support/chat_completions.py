@@ -1,8 +1,10 @@
-"""A scripted OpenAI-compatible chat-completions server on loopback: a test double of a remote provider.
+"""A scripted model provider on loopback: a test double of a remote provider, speaking its wire format.
 
-It speaks the wire format (``POST <base>/chat/completions``), records every request it gets, and
-answers each one with the next turn of its script: a turn is a function of the request body that
-returns the assistant message (tool calls or text). No model SDK is replaced in the platform's process.
+``kind="openai"``: OpenAI-compatible chat completions (``POST /v1/chat/completions``);
+``kind="anthropic"``: Anthropic's Messages API (``POST /v1/messages``). It records every request
+and answers each with the next turn of its script: a turn is a function of the tool results the
+request carries, returning tool calls to make or a final text. No model SDK is replaced in the
+platform's process.
 """
 
 from __future__ import annotations
@@ -15,69 +17,104 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Turn = Callable[[dict], dict]
+# A turn: the tool results so far (text) -> {"tool_calls": [(name, arguments), ...]} or {"text": ...}.
+Turn = Callable[[list[str]], dict]
+USAGE = (20, 7)  # input and output tokens of every answer
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 
 
 def tool_call_turn(*calls: tuple[str, dict]) -> Turn:
     """A turn that asks for these tool calls (name, arguments)."""
+    return lambda results: {"tool_calls": list(calls)}
 
-    def turn(body: dict) -> dict:
-        return {
+
+def answer_turn(make_text: Callable[[list[str]], str]) -> Turn:
+    """A final answer built from the tool results the request carries."""
+    return lambda results: {"text": make_text(results)}
+
+
+def _results(body: dict, kind: str) -> list[str]:
+    if kind == "openai":
+        return [str(m["content"]) for m in body["messages"] if m.get("role") == "tool"]
+    return [
+        json.dumps(block.get("content")) if not isinstance(block.get("content"), str) else block["content"]
+        for message in body["messages"]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def _openai_answer(n: int, body: dict, reply: dict) -> dict:
+    if "tool_calls" in reply:
+        message = {
             "role": "assistant",
             "content": None,
             "tool_calls": [
                 {
-                    "id": f"call_{len(body['messages'])}_{i}",
+                    "id": f"call_{n}_{i}",
                     "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                    "function": {"name": name, "arguments": json.dumps(args)},
                 }
-                for i, (name, arguments) in enumerate(calls)
+                for i, (name, args) in enumerate(reply["tool_calls"])
             ],
         }
+    else:
+        message = {"role": "assistant", "content": reply["text"]}
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if "tool_calls" in reply else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": USAGE[0], "completion_tokens": USAGE[1], "total_tokens": sum(USAGE)},
+    }
 
-    return turn
 
-
-def answer_turn(make_text: Callable[[list[str]], str]) -> Turn:
-    """A final answer built from the tool results the request carries (``role: tool`` messages)."""
-
-    def turn(body: dict) -> dict:
-        results = [m["content"] for m in body["messages"] if m.get("role") == "tool"]
-        return {"role": "assistant", "content": make_text([str(r) for r in results])}
-
-    return turn
+def _anthropic_answer(n: int, body: dict, reply: dict) -> dict:
+    if "tool_calls" in reply:
+        content = [
+            {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
+            for i, (name, args) in enumerate(reply["tool_calls"])
+        ]
+    else:
+        content = [{"type": "text", "text": reply["text"]}]
+    return {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": content,
+        "stop_reason": "tool_use" if "tool_calls" in reply else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": USAGE[0], "output_tokens": USAGE[1]},
+    }
 
 
 @dataclass
 class ScriptedProvider:
+    kind: str
     turns: list[Turn]
     requests: list[dict] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     base_url: str = ""
 
     def answer(self, body: dict) -> dict:
-        turn = self.turns[min(len(self.requests) - 1, len(self.turns) - 1)]
-        message = turn(body)
-        return {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", ""),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27},
-        }
+        n = len(self.requests)
+        reply = self.turns[min(n - 1, len(self.turns) - 1)](_results(body, self.kind))
+        return (_openai_answer if self.kind == "openai" else _anthropic_answer)(n, body, reply)
 
 
 @contextmanager
-def scripted_provider(*turns: Turn) -> Iterator[ScriptedProvider]:
-    """The server on a free loopback port, in a thread; ``base_url`` ends in ``/v1``."""
-    provider = ScriptedProvider(list(turns))
+def scripted_provider(*turns: Turn, kind: str = "openai") -> Iterator[ScriptedProvider]:
+    """The server on a free loopback port, in a thread; ``base_url`` is what the operator would list."""
+    provider = ScriptedProvider(kind, list(turns))
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the http.server hook's name)
@@ -85,8 +122,8 @@ def scripted_provider(*turns: Turn) -> Iterator[ScriptedProvider]:
             body: Any = json.loads(self.rfile.read(length) or b"{}")
             provider.requests.append(body)
             provider.headers.append({k.lower(): v for k, v in self.headers.items()})
-            if self.path != "/v1/chat/completions":
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+            if self.path.split("?")[0] != PATHS[kind]:
+                self._send(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
                 return
             self._send(200, provider.answer(body))
 
@@ -102,7 +139,8 @@ def scripted_provider(*turns: Turn) -> Iterator[ScriptedProvider]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    provider.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    provider.base_url = origin + "/v1" if kind == "openai" else origin  # the SDKs' own conventions
     thread = threading.Thread(target=server.serve_forever, name="scripted-provider", daemon=True)
     thread.start()
     try:

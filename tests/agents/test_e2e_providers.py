@@ -12,7 +12,7 @@ from agents.models import AgentRun, ProviderKey
 from apps_runtime.models import Record
 from mcp_gateway.models import ToolCallAudit
 from tests.support.apps import cases_manifest
-from tests.support.chat_completions import answer_turn, scripted_provider, tool_call_turn
+from tests.support.chat_completions import USAGE, answer_turn, scripted_provider, tool_call_turn
 
 CREATE, FIND = "acme_cases_create_case", "acme_cases_find_case"
 KEY = "sk-e2e-tenant-key"
@@ -73,7 +73,7 @@ def test_a_run_through_the_api_calls_tools_as_the_member_and_answers(
     assert run["output"].startswith("Found: ") and "Initech" in run["output"]
     tool_steps = [(s["wire_name"], s["outcome"]) for s in run["steps"] if s["kind"] == "tool"]
     assert tool_steps == [(CREATE, "ok"), (FIND, "ok")]
-    assert run["usage"]["total_tokens"] == 3 * 27 and run["usage"]["requests"] == 3
+    assert run["usage"]["total_tokens"] == 3 * sum(USAGE) and run["usage"]["requests"] == 3
     assert Record.objects.for_tenant(acme).get().created_by == "writer"
     rows = ToolCallAudit.objects.for_tenant(acme).order_by("created_at")
     assert [(r.wire_name, r.outcome, r.user.username, r.agent_name, r.agent_run_id) for r in rows] == [
@@ -92,7 +92,7 @@ def test_a_run_through_the_api_calls_tools_as_the_member_and_answers(
 def test_a_provider_refusing_the_key_fails_the_run_without_showing_the_key(
     settings, acme, make_token, api_client
 ):
-    with scripted_provider(tool_call_turn(("x", {}))) as provider:
+    with scripted_provider(tool_call_turn(("x", {}))) as provider:  # answers 404 on another path
         settings.AGENT_PROVIDERS = {
             "compatible": {"kind": "openai", "base_url": provider.base_url + "/wrong"}
         }
@@ -109,3 +109,37 @@ def test_a_provider_refusing_the_key_fails_the_run_without_showing_the_key(
     assert run["reason"] == "The model provider answered HTTP 404 (model m)."
     assert KEY not in str(run) and KEY not in ProviderKey.objects.for_tenant(acme).get().encrypted_key
     assert AgentRun.objects.for_tenant(acme).get().status == "failed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_anthropic_agent_runs_through_the_messages_api(settings, acme, deploy, make_token, api_client):
+    deploy(acme, cases_manifest())
+    with scripted_provider(
+        tool_call_turn((FIND, {"query": "nobody"})),
+        answer_turn(lambda results: f"Searched: {results[-1]}"),
+        kind="anthropic",
+    ) as provider:
+        settings.AGENT_PROVIDERS = {"claude": {"kind": "anthropic", "base_url": provider.base_url}}
+        definitions.set_provider_key(acme, "claude", "sk-ant-e2e", acting_user=None)
+        definitions.create_agent(
+            acme, {"name": "claude_helper", "provider": "claude", "model": "claude-test"}, acting_user=None
+        )
+        _, token = make_token(acme, "reader")
+        api_client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        started = api_client.post(
+            "/api/tenants/acme/agents/claude_helper/runs", {"input": "find"}, format="json"
+        )
+        run = wait_for_end(api_client, f"/api/tenants/acme/agents/claude_helper/runs/{started.json()['id']}")
+
+    assert run["status"] == "completed", run
+    assert run["output"].startswith("Searched: ")
+    assert [(s["wire_name"], s["outcome"]) for s in run["steps"] if s["kind"] == "tool"] == [(FIND, "ok")]
+    # The SDK sends the key as x-api-key or as a bearer token, depending on its version.
+    sent = {
+        h.get("x-api-key") or h.get("authorization", "").removeprefix("Bearer ") for h in provider.headers
+    }
+    assert sent == {"sk-ant-e2e"}
+    assert provider.requests[0]["model"] == "claude-test"
+    assert FIND in {tool["name"] for tool in provider.requests[0]["tools"]}
+    row = ToolCallAudit.objects.for_tenant(acme).get()
+    assert (row.user.username, row.agent_name, row.agent_run_id) == ("reader", "claude_helper", run["id"])
