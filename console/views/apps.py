@@ -38,6 +38,7 @@ def _apps(page: TenantPage) -> list[App]:
         active = app.active_version
         earlier = [v for v in app.version_list if active is not None and v.number < active.number]
         app.previous_version = earlier[0] if earlier else None
+        app.screens = sorted(((active.manifest.get("screens") or {}) if active is not None else {}).items())
     return found
 
 
