@@ -14,7 +14,8 @@ after a block holds lines its output must contain (``...`` stands for lines left
 ``<!-- readme-test: needs npm -->`` runs where npm is installed (CI has it).
 ``<!-- readme-test: manifest -->`` marks the manifest example: it must deploy, with its handlers
 stubbed, without a problem or a warning. ``<!-- readme-test: case portal -->`` marks the demo case
-portal's resources and prompts, which must be those of ``fixtures/apps/case_portal``.
+portal's resources and prompts, which must be those of ``fixtures/apps/case_portal``;
+``<!-- readme-test: case card -->`` and ``case card view`` its screen and lines of its view.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def _id(example: Example) -> str:
 def test_the_readme_marks_its_runnable_examples():
     sections = {example.section for example in SHELL_EXAMPLES}
     assert {"The demo", "Connecting MCP clients", "Your first app", "Tenant agents"} <= sections
-    assert sorted(example.mode for example in examples("json")) == ["case portal", "manifest"]
+    assert sorted(example.mode for example in examples("json")) == ["case card", "case portal", "manifest"]
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +166,20 @@ def test_the_readme_resources_and_prompts_are_the_demo_case_portals():
     [example] = [example for example in examples("json") if example.mode == "case portal"]
     manifest = json.loads((ROOT / "fixtures" / "apps" / "case_portal" / "app.json").read_text())
     assert json.loads(example.code) == {key: manifest["mcp"][key] for key in ("resources", "prompts")}
+
+
+def test_the_readme_case_card_is_the_demo_case_portals():
+    [example] = [example for example in examples("json") if example.mode == "case card"]
+    shown = json.loads(example.code)
+    portal = ROOT / "fixtures" / "apps" / "case_portal"
+    manifest = json.loads((portal / "app.json").read_text())
+    assert shown["screens"] == manifest["screens"]
+    [get_case] = [tool for tool in manifest["mcp"]["tools"] if tool["name"] == "get_case"]
+    assert shown["get_case"]["ui"] == get_case["ui"]
+    # The view's lines quoted are the demo's own (tests/mcp_gateway/test_mcp_apps_browser.py runs them).
+    [view] = [example for example in examples("js") if example.mode == "case card view"]
+    source = (portal / "screens" / "case_card.js").read_text().splitlines()
+    assert all(line in source for line in view.code.splitlines())
 
 
 def _example_client(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
