@@ -15,6 +15,8 @@ from apps_runtime.models import App, AppVersion
 from console import uploads
 from console.access import TenantPage, tenant_page
 from console.pages import render_page
+from mcp_gateway.tools.prompts import prompt_catalog
+from mcp_gateway.tools.resources import resource_catalog
 
 
 def _apps(page: TenantPage) -> list[App]:
@@ -33,7 +35,12 @@ def _apps(page: TenantPage) -> list[App]:
         .prefetch_related(versions)
         .order_by("name")
     )
+    resources = resource_catalog(page.tenant).by_app
+    prompts = prompt_catalog(page.tenant).entries
     for app in found:
+        # The MCP resources and prompts it offers (who sees each: its rule, besides the app's access).
+        app.mcp_resources = resources.get(app.name, [])
+        app.mcp_prompts = [entry for entry in prompts if entry.app_name == app.name]
         # What rollback_app would switch to: the newest version before the active one.
         active = app.active_version
         earlier = [v for v in app.version_list if active is not None and v.number < active.number]

@@ -60,6 +60,14 @@ def preview_as(request: HttpRequest, page: TenantPage) -> HttpResponse:
         "estimate_rule": preview.ESTIMATE_RULE,
         "wire_version": preview.WIRE_VERSION,
         "result_json": json.dumps(result.listing.tools, indent=2, ensure_ascii=False) if result else "",
+        "other_lists": [
+            (
+                key,
+                listing,
+                [item.get("uri") or item.get("uriTemplate") or item["name"] for item in listing.tools],
+            )
+            for key, listing in (result.extras.items() if result else ())
+        ],
     }
     return render_page(request, page, "preview.html", context, current="console:preview", status=status)
 

@@ -27,6 +27,7 @@ class ToolCallAuditSerializer(serializers.ModelSerializer):
             "username",
             "token_id",
             "oauth_client_id",
+            "method",
             "wire_name",
             "app_name",
             "app_version",
@@ -57,17 +58,28 @@ class ToolPreviewView(TenantAPIView):
                 "tools": serializers.ListField(child=serializers.DictField()),
                 "count": serializers.IntegerField(),
                 "estimated_tokens": serializers.IntegerField(),
+                "resources": serializers.DictField(),
+                "resourceTemplates": serializers.DictField(),
+                "prompts": serializers.DictField(),
             },
         ),
         description=(
             "The exact tools/list (every page, in wire form) a caller would get: a member with "
             "`roles`, or the member `member`. `estimated_tokens` is "
-            f"{preview.ESTIMATE_RULE}."
+            f"{preview.ESTIMATE_RULE}. `resources`, `resourceTemplates` and `prompts` are the "
+            "caller's other lists, each `{items, count, estimated_tokens}`."
         ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        listing = preview.tools_list(self.tenant, self._caller(request.query_params))
-        return Response(listing.as_json())
+        caller = self._caller(request.query_params)
+        body = preview.tools_list(self.tenant, caller).as_json()
+        for key, listing in preview.extras(self.tenant, caller).items():
+            body[key] = {
+                "items": listing.tools,
+                "count": listing.count,
+                "estimated_tokens": listing.estimated_tokens,
+            }
+        return Response(body)
 
     def _caller(self, params) -> Caller:
         """The caller the query names (exactly one of ``roles`` and ``member``).

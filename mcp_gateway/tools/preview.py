@@ -2,7 +2,9 @@
 
 The listing comes from the gateway's own ``tool_calls.list_tools``, page by page, shaped for the wire
 by the SDK's own serializer, so a preview can never drift from what an MCP client receives. The
-token estimate is the platform's one rule (``token_estimate``) applied to the ``tools`` array.
+token estimate is the platform's one rule (``token_estimate``) applied to the ``tools`` array. The
+caller's ``resources/list``, ``resources/templates/list`` and ``prompts/list`` are previewed the same
+way (``extras``): what a client that loads them all into its context pays.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
 from mcp_gateway.tools import calls as tool_calls
-from mcp_gateway.tools import token_estimate
+from mcp_gateway.tools import prompts, resources, token_estimate
 from mcp_gateway.tools.builtin_specs import SEARCH_LIMIT_DEFAULT
 from tenants.actions import clean_roles
 from tenants.callers import Caller, caller_for
@@ -50,6 +52,14 @@ class ToolListing:
         return {"tools": self.tools, "count": self.count, "estimated_tokens": self.estimated_tokens}
 
 
+# The other lists a caller gets: method -> (the array's key on the wire, the gateway's page function).
+EXTRA_LISTS = {
+    "resources/list": ("resources", resources.list_resources),
+    "resources/templates/list": ("resourceTemplates", resources.list_templates),
+    "prompts/list": ("prompts", prompts.list_prompts),
+}
+
+
 @dataclass(frozen=True)
 class Preview:
     """A caller's listing under the tenant's settings, what flipping ``customAppsMcpTools`` would give,
@@ -62,6 +72,7 @@ class Preview:
     refusal: str | None  # why the gateway would refuse this caller outright, if it would
     discovery: str = "list"
     modes: dict[str, ToolListing] = dataclasses.field(default_factory=dict)
+    extras: dict[str, ToolListing] = dataclasses.field(default_factory=dict)  # by the array's wire key
 
     @property
     def search_answer_tokens(self) -> int:
@@ -125,6 +136,25 @@ def tools_list(tenant: Tenant, caller: Caller) -> ToolListing:
             return ToolListing(tools)
 
 
+def listed(tenant: Tenant, caller: Caller, method: str) -> ToolListing:
+    """Every entry of the caller's ``method`` list (one of ``EXTRA_LISTS``), in wire form."""
+    key, list_page = EXTRA_LISTS[method]
+    items: list[dict] = []
+    cursor = None
+    while True:
+        page = list_page(tenant, caller, cursor)
+        dumped = page.model_dump(by_alias=True, mode="json", exclude_none=True)
+        items += serialize_server_result(method, WIRE_VERSION, dumped)[key]
+        cursor = page.next_cursor
+        if cursor is None:
+            return ToolListing(items)
+
+
+def extras(tenant: Tenant, caller: Caller) -> dict[str, ToolListing]:
+    """The caller's resources, resource templates and prompts, by the array's wire key."""
+    return {key: listed(tenant, caller, method) for method, (key, _) in EXTRA_LISTS.items()}
+
+
 def preview(tenant: Tenant, caller: Caller, *, refusal: str | None = None) -> Preview:
     """The caller's listing now, and with ``customAppsMcpTools`` switched the other way."""
     app_tools_on = tenant.setting(APP_TOOLS)
@@ -141,6 +171,7 @@ def preview(tenant: Tenant, caller: Caller, *, refusal: str | None = None) -> Pr
             mode: tools_list(_with_setting(tenant, DISCOVERY, mode), caller)
             for mode in setting_spec(DISCOVERY).choices
         },
+        extras=extras(tenant, caller),
     )
 
 
