@@ -119,7 +119,7 @@ class SearchIndex:
     def __init__(self, entries: Sequence[CatalogEntry]):
         self.entries = list(entries)
         self._position = {entry.wire_name: i for i, entry in enumerate(self.entries)}
-        self._stemmer = Stemmer.Stemmer("english")
+        self._local = threading.local()
         # Words as written (bm25s's tokenizer and stop words), then each distinct word stemmed once:
         # the unstemmed words are also what typo repair compares against.
         written = bm25s.tokenize(
@@ -140,6 +140,14 @@ class SearchIndex:
         self._vectors = embeddings.embed([semantic_document(e) for e in self.entries])
         self._positions_lock = threading.Lock()
         self._positions: dict[int, tuple[list[CatalogEntry], np.ndarray]] = {}
+
+    @property
+    def _stemmer(self) -> Stemmer.Stemmer:
+        # PyStemmer's stemmers keep state between calls and are not thread-safe: one per thread.
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
+            stemmer = self._local.stemmer = Stemmer.Stemmer("english")
+        return stemmer
 
     def positions(self, candidates: list[CatalogEntry]) -> np.ndarray:
         """Index rows of those ``candidates`` the index holds; kept per list object (the catalog keeps

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 import mcp.types as types
 import pytest
@@ -91,3 +92,11 @@ def test_the_embedding_model_loads_from_its_package_without_the_network(monkeypa
     vectors = embeddings.embed(["refund a payment", "give money back"])
     assert vectors.shape == (2, embeddings.DIMENSIONS)
     assert float(vectors[0] @ vectors[1]) > 0.3
+
+
+def test_concurrent_searches_rank_as_sequential_ones(index):
+    queries = ["reimburse the client", "invocie a customer", "holiday in May", "dented car", "an offer"] * 20
+    expected = [names(index.rank(q, ENTRIES, 3)) for q in queries]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = list(pool.map(lambda q: names(index.rank(q, ENTRIES, 3)), queries))
+    assert found == expected
