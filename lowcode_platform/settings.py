@@ -1,9 +1,12 @@
 """Settings for the platform; the environment is read here and nowhere else."""
 
+import functools
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import dj_database_url
 from celery.schedules import crontab
@@ -22,55 +25,48 @@ VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 VAR_DIR.chmod(0o700)
 
 
-def _env_bool(name: str, default: bool) -> bool:
+T = TypeVar("T")
+
+
+def _env(name: str, default: T, *, parse: Callable[[str], T], what: str) -> T:
+    """The one environment parser: ``name``'s value through ``parse``; ``default`` when unset or blank.
+
+    Raises:
+        ImproperlyConfigured: the value does not parse; the message names the variable and its value.
+    """
     raw = os.environ.get(name)
-    if raw is None or raw == "":
+    if raw is None or raw.strip() == "":
         return default
-    value = raw.strip().lower()
+    try:
+        return parse(raw.strip())
+    except ValueError as err:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not {what}") from err
+
+
+def _boolean(text: str) -> bool:
+    value = text.lower()
     if value in {"1", "true", "yes", "on"}:
         return True
     if value in {"0", "false", "no", "off"}:
         return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true or false)")
+    raise ValueError(text)
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from err
+def _int_pair(text: str) -> tuple[int, int]:
+    """``FIRST-LAST`` (e.g. ``1879048192-1879113727``) as a pair of ints."""
+    first, _, last = text.partition("-")
+    return int(first), int(last)
 
 
-def _env_int_range(name: str) -> tuple[int, int] | None:
-    """``FIRST-LAST`` (e.g. ``1879048192-1879113727``) as a pair of ints; None when unset."""
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return None
-    first, _, last = raw.strip().partition("-")
-    try:
-        return int(first), int(last)
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a range FIRST-LAST of integers") from err
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from err
-
-
-def _env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
+_env_bool = functools.partial(_env, parse=_boolean, what="a boolean (use true or false)")
+_env_int = functools.partial(_env, parse=int, what="an integer")
+_env_float = functools.partial(_env, parse=float, what="a number")
+_env_list = functools.partial(_env, parse=_items, what="a comma-separated list")
+_env_int_range = functools.partial(_env, default=None, parse=_int_pair, what="a range FIRST-LAST of integers")
 
 
 def _env_json(name: str, default: object) -> object:

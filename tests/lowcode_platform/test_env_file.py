@@ -54,3 +54,25 @@ def test_a_production_host_with_a_secret_key_starts_with_debug_off(tmp_path):
     result = _settings_in(tmp_path, None, SECRET_KEY="a-real-secret-key-from-the-operator")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("DEBUG", "maybe", "is not a boolean (use true or false)"),
+        ("MCP_PAGE_SIZE", "many", "is not an integer"),
+        ("MCP_TENANT_QUEUE_SECONDS", "soon", "is not a number"),
+        ("SANDBOX_UID_RANGE", "1-x", "is not a range FIRST-LAST of integers"),
+    ],
+)
+def test_every_kind_of_malformed_variable_stops_start_up_naming_it(tmp_path, name, value, says):
+    result = _settings_in(tmp_path, "DEBUG=true\n", **{name: value})
+
+    assert result.returncode != 0
+    assert f"ImproperlyConfigured: {name}={value!r} {says}" in result.stderr
+
+
+def test_blank_variables_take_their_defaults(tmp_path):
+    result = _settings_in(tmp_path, "DEBUG=true\n", MCP_PAGE_SIZE="  ", ALLOWED_HOSTS=" ")
+
+    assert result.returncode == 0, result.stderr
