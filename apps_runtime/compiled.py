@@ -9,6 +9,7 @@ from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.manifest import defaults
 from apps_runtime.models import AppVersion
 from apps_runtime.routes import RouteTable
+from core.caches import BoundedCache
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,7 @@ def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVe
     )
 
 
-_MAX_CACHED = 4096
-_cache: dict[tuple[int, str], CompiledVersion] = {}
+_cache: BoundedCache[tuple[int, str], CompiledVersion] = BoundedCache(4096)
 
 
 def compiled_version(version: AppVersion) -> CompiledVersion:
@@ -58,8 +58,5 @@ def compiled_version(version: AppVersion) -> CompiledVersion:
     key = (version.pk, version.content_hash)
     compiled = _cache.get(key)
     if compiled is None:
-        compiled = compile_manifest(version.pk, version.number, version.manifest)
-        if len(_cache) >= _MAX_CACHED:
-            _cache.clear()
-        _cache[key] = compiled
+        compiled = _cache.put(key, compile_manifest(version.pk, version.number, version.manifest))
     return compiled

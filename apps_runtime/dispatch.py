@@ -32,6 +32,7 @@ from apps_runtime.routes import Route
 from apps_runtime.sandbox import HandlerFailed, Invocation, SandboxLimits, get_sandbox
 from apps_runtime.sandbox import RequestTooLarge as SandboxRequestTooLarge
 from apps_runtime.sandbox_broker import make_broker
+from core.caches import BoundedCache
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -67,7 +68,7 @@ class RouteResult:
         return self.error_id is not None
 
 
-_loaded: dict[tuple, LoadedApp] = {}
+_loaded: BoundedCache[tuple, LoadedApp] = BoundedCache(4096)
 
 
 def load_app(tenant: Tenant, name: str) -> LoadedApp:
@@ -82,10 +83,7 @@ def load_app(tenant: Tenant, name: str) -> LoadedApp:
     key = (*tenant.state_key, name)
     loaded = _loaded.get(key)
     if loaded is None:
-        loaded = _load_app(tenant, name)
-        if len(_loaded) >= 4096:
-            _loaded.clear()
-        _loaded[key] = loaded
+        loaded = _loaded.put(key, _load_app(tenant, name))
     return loaded
 
 

@@ -9,6 +9,7 @@ from enum import Enum
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
+from core.caches import BoundedCache
 from tenants.exceptions import InvalidToken
 from tenants.lookups import token_with_user
 from tenants.models import ApiToken, Membership, Tenant
@@ -115,16 +116,14 @@ class CallerCache:
     MAX_ENTRIES = 4096
 
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[Hashable, Caller]] = {}
+        self._entries: BoundedCache[str, tuple[Hashable, Caller]] = BoundedCache(self.MAX_ENTRIES)
 
     def get(self, key: str, stamp: Hashable) -> Caller | None:
         found = self._entries.get(key)
         return found[1] if found is not None and found[0] == stamp else None
 
     def put(self, key: str, stamp: Hashable, caller: Caller) -> Caller:
-        if len(self._entries) >= self.MAX_ENTRIES:
-            self._entries.clear()  # crude, but bounded; entries are cheap to rebuild
-        self._entries[key] = (stamp, caller)
+        self._entries.put(key, (stamp, caller))
         return caller
 
     def clear(self) -> None:

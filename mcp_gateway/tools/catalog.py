@@ -21,6 +21,7 @@ from apps_runtime.deploy import builtin_wire_names
 from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
+from core.caches import BoundedCache
 from mcp_gateway.tools.builtin_specs import BUILTIN_SPECS, SEARCH_TOOLS
 from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
@@ -97,7 +98,9 @@ class TenantCatalog:
     state_key: tuple
     entries: list[CatalogEntry]
     by_name: dict[str, CatalogEntry] = field(init=False)
-    _views: dict[tuple, list[CatalogEntry]] = field(default_factory=dict, init=False, repr=False)
+    _views: BoundedCache[tuple, list[CatalogEntry]] = field(
+        default_factory=lambda: BoundedCache(256), init=False, repr=False
+    )
     # tools/list pages already shaped for the wire, by (view, cursor, protocol version, page size):
     # they go with the catalog when the tenant's state moves on. Filled by the MCP server only.
     pages: dict[tuple, dict] = field(default_factory=dict, init=False, repr=False)
@@ -140,9 +143,7 @@ class TenantCatalog:
                 for e in self.entries
                 if (app_tools or e.builtin) and e.visible_to(caller) and e.listed_for(ui_host)
             ]
-            if len(self._views) > 256:
-                self._views.clear()
-            self._views[key] = found
+            self._views.put(key, found)
         return found
 
 
@@ -257,7 +258,8 @@ def build_catalog(tenant: Tenant) -> TenantCatalog:
 
 
 _lock = threading.Lock()
-_catalogs: dict[int, TenantCatalog] = {}
+# The tenants this process served lately: one catalog each (all their tools), so a bound.
+_catalogs: BoundedCache[int, TenantCatalog] = BoundedCache(1024)
 
 
 def catalog_for(tenant: Tenant) -> TenantCatalog:
@@ -275,7 +277,7 @@ def catalog_for(tenant: Tenant) -> TenantCatalog:
         # primary key (a rolled-back test, a restored backup) never does.
         same_tenant = current is not None and current.state_key[:-1] == built.state_key[:-1]
         if not same_tenant or current.state_version <= built.state_version:
-            _catalogs[tenant.pk] = built
+            _catalogs.put(tenant.pk, built)
     return built
 
 
