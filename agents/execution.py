@@ -44,7 +44,7 @@ from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import build_model, provider_endpoint
 from agents.steps import StepRecorder, bounded_text
 from agents.toolset import GatewayToolset
-from core.error_ids import new_error_id
+from core.error_ids import error_id_note, new_error_id
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -109,7 +109,7 @@ def execute_run(run_id: str, *, model: Model | None = None) -> None:
         finish(
             run,
             Status.FAILED,
-            reason=f"The platform failed (error id {error_id}).",
+            reason=f"The platform failed {error_id_note(error_id)}.",
             error_id=error_id,
             elapsed=time.monotonic() - started,
         )

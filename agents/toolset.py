@@ -27,6 +27,7 @@ from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from agents.steps import StepRecorder
+from core.error_ids import error_id_note
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.tools.builtin_specs import SEARCH_TOOLS
 from mcp_gateway.tools.calls import call_tool
@@ -135,7 +136,7 @@ class GatewayToolset(AbstractToolset[None]):
         except ToolUnavailable as err:
             text = f"Tool error: {err}"
         except InternalError as err:
-            text = f"Tool error: the platform failed (error id {err.error_id})."
+            text = f"Tool error: the platform failed {error_id_note(err.error_id)}."
         else:
             # A handler that asks its caller questions (``request.ask``) gets no answer from an agent.
             text = model_text(result) if isinstance(result, types.CallToolResult) else ASKED
