@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
@@ -12,25 +10,15 @@ from django.conf import settings
 from mcp.server import Server, ServerRequestContext
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.shared.exceptions import MCPError
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
-from core.error_ids import new_error_id
-from mcp_gateway.exceptions import (
-    InternalError,
-    InvalidCursor,
-    ResourceNotFound,
-    RouteAnswerRefused,
-    ToolUnavailable,
-    Unavailable,
-)
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import RememberClientKinds, call_asking
 from mcp_gateway.protocol.client_features import ClientFeatures
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import current_request, gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
+from mcp_gateway.protocol.errors import jsonrpc_errors
 from mcp_gateway.protocol.list_pages import ListPages
 from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
 from mcp_gateway.protocol.progress_relay import relaying
@@ -44,7 +32,6 @@ from mcp_gateway.tools.links import remember_call_origin
 from mcp_gateway.tools.tool_search import wire_version
 
 logger = logging.getLogger("mcp_gateway.protocol.server")
-Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 # MCP Apps: tools may show screens (``_meta.ui.resourceUri``), served as ui:// resources.
 EXTENSIONS = {UI_EXTENSION: {"mimeTypes": [SCREEN_MIME_TYPE]}}
 
@@ -68,42 +55,6 @@ class GatewayServer(Server):
         return options
 
 
-def internal_errors(handler: Handler) -> Handler:
-    """Answer any unexpected exception of ``handler`` as JSON-RPC -32603 with an error id.
-
-    The SDK would send the exception's text (database errors, RecursionError) with code 0 on the
-    handshake-era transport; the caller gets the error id only, and the log has the rest under it.
-    """
-
-    @functools.wraps(handler)
-    async def guarded(ctx: ServerRequestContext, params: Any) -> Any:
-        try:
-            return await handler(ctx, params)
-        except MCPError:
-            raise
-        except InternalError as err:  # already logged under its id where it was caught
-            raise MCPError(types.INTERNAL_ERROR, str(err)) from err
-        except Exception as err:  # the top of a request: nothing unexpected reaches the wire as text
-            error_id = new_error_id()
-            logger.exception("MCP %s failed: error_id=%s", ctx.method, error_id)
-            raise MCPError(types.INTERNAL_ERROR, str(InternalError(error_id))) from err
-
-    return guarded
-
-
-def not_found(ctx: ServerRequestContext, err: ResourceNotFound) -> MCPError:
-    """The spec's resource-not-found error: -32602 from 2026-07-28 on, -32002 before."""
-    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-    return MCPError(err.code if modern else err.legacy_code, str(err), {"uri": err.uri[:300]})
-
-
-def refused(ctx: ServerRequestContext, err: Unavailable | RouteAnswerRefused) -> MCPError:
-    """The JSON-RPC error of a refused resource read, prompt or completion."""
-    if isinstance(err, ResourceNotFound):
-        return not_found(ctx, err)
-    return MCPError(err.code, str(err))
-
-
 async def _listed(
     ctx: ServerRequestContext,
     params: types.PaginatedRequestParams | None,
@@ -112,95 +63,74 @@ async def _listed(
     kind: str,
 ) -> Any:
     gw = gateway_request(ctx)
-    try:
-        result = await in_thread(list_page, gw.tenant, gw.caller, params.cursor if params else None)
-    except InvalidCursor as err:
-        raise MCPError(types.INVALID_PARAMS, str(err)) from err
+    result = await in_thread(list_page, gw.tenant, gw.caller, params.cursor if params else None)
     await notifier.watch(ctx, gw, kind)
     return result
 
 
 def build_server(notifier: Notifier) -> GatewayServer:
-    @internal_errors
+    @jsonrpc_errors
     async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
         gw = gateway_request(ctx)
-        try:
-            result = await in_thread(
-                tool_calls.list_tools, gw.tenant, gw.caller, params.cursor if params else None
-            )
-        except InvalidCursor as err:
-            raise MCPError(types.INVALID_PARAMS, str(err)) from err
+        result = await in_thread(
+            tool_calls.list_tools, gw.tenant, gw.caller, params.cursor if params else None
+        )
         await notifier.watch(ctx, gw)
         return result
 
-    @internal_errors
+    @jsonrpc_errors
     @relaying  # the handler's progress and log lines reach the caller, if it wants them
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
         gw = gateway_request(ctx)
         remember_call_origin(ctx.request.scope if ctx.request is not None else None)
-        try:
-            confirmation = await confirm_call(ctx, gw, params)
-            if isinstance(confirmation, types.InputRequiredResult):
-                return confirmation  # a 2026-07-28 client asks its user, then retries the call
-            # search_tools returns tools/list entries shaped for this client's protocol version.
-            wire_version.set(ctx.protocol_version)
-            return await call_asking(ctx, gw, params, confirmation)
-        except ToolUnavailable as err:
-            raise MCPError(err.code, str(err)) from err
+        confirmation = await confirm_call(ctx, gw, params)
+        if isinstance(confirmation, types.InputRequiredResult):
+            return confirmation  # a 2026-07-28 client asks its user, then retries the call
+        # search_tools returns tools/list entries shaped for this client's protocol version.
+        wire_version.set(ctx.protocol_version)
+        return await call_asking(ctx, gw, params, confirmation)
 
-    @internal_errors
+    @jsonrpc_errors
     async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
         return await _listed(ctx, params, resources.list_resources, notifier, RESOURCES)
 
-    @internal_errors
+    @jsonrpc_errors
     async def list_resource_templates(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
         return await _listed(ctx, params, resources.list_templates, notifier, RESOURCES)
 
-    @internal_errors
+    @jsonrpc_errors
     async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams):
         gw = gateway_request(ctx)
         remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # a screen's SDK URL
-        try:
-            return await in_thread(resources.read_resource, gw.tenant, gw.caller, str(params.uri))
-        except (Unavailable, RouteAnswerRefused) as err:
-            raise refused(ctx, err) from err
+        return await in_thread(resources.read_resource, gw.tenant, gw.caller, str(params.uri))
 
-    @internal_errors
+    @jsonrpc_errors
     async def subscribe_resource(ctx: ServerRequestContext, params: types.SubscribeRequestParams):
-        try:
-            await notifier.subscribe(ctx, gateway_request(ctx), str(params.uri))
-        except ResourceNotFound as err:
-            raise refused(ctx, err) from err
+        await notifier.subscribe(ctx, gateway_request(ctx), str(params.uri))
         return types.EmptyResult()
 
-    @internal_errors
+    @jsonrpc_errors
     async def unsubscribe_resource(ctx: ServerRequestContext, params: types.UnsubscribeRequestParams):
         notifier.unsubscribe(ctx, str(params.uri))
         return types.EmptyResult()
 
-    @internal_errors
+    @jsonrpc_errors
     async def list_prompts(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
         return await _listed(ctx, params, prompts.list_prompts, notifier, PROMPTS)
 
-    @internal_errors
+    @jsonrpc_errors
     async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
         gw = gateway_request(ctx)
         remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # resource links
-        try:
-            return await in_thread(prompts.get_prompt, gw.tenant, gw.caller, params.name, params.arguments)
-        except (Unavailable, RouteAnswerRefused) as err:
-            raise refused(ctx, err) from err
+        return await in_thread(prompts.get_prompt, gw.tenant, gw.caller, params.name, params.arguments)
 
-    @internal_errors
+    @jsonrpc_errors
     async def complete(ctx: ServerRequestContext, params: types.CompleteRequestParams):
         gw = gateway_request(ctx)
         context = params.context.arguments if params.context is not None else None
-        try:
-            return await in_thread(
-                completion.complete, gw.tenant, gw.caller, params.ref, params.argument, context
-            )
-        except (Unavailable, RouteAnswerRefused) as err:
-            raise refused(ctx, err) from err
+        return await in_thread(
+            completion.complete, gw.tenant, gw.caller, params.ref, params.argument, context
+        )
 
     def input_schema(name: str) -> dict | None:
         """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
@@ -226,7 +156,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,
-        on_subscriptions_listen=internal_errors(notifier.listen_handler),
+        on_subscriptions_listen=jsonrpc_errors(notifier.listen_handler),
     )
     server.extensions.update(EXTENSIONS)  # both eras' capabilities and server/discover read it
     if not settings.MCP_OPENTELEMETRY:
@@ -235,7 +165,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
     server.middleware.append(TraceContext())  # first: every audit row of the request has its trace id
     server.middleware.append(ClientFeatures())  # before ListPages: a page depends on it
     server.middleware.append(ListPages(notifier))
-    register_task_methods(server, internal_errors)
+    register_task_methods(server, jsonrpc_errors)
     # Declares the logging capability (handshake era); registered after construction, where the SDK
     # would warn that 2026-07-28 dropped it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, log_levels.set_level)

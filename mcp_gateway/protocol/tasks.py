@@ -25,11 +25,11 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_gateway.exceptions import InternalError, InvalidCursor, TaskFinished, TaskNotFound, ToolUnavailable
 from mcp_gateway.mcp_tasks import calls as task_calls
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call
+from mcp_gateway.protocol.errors import jsonrpc_error
 from mcp_gateway.protocol.list_pages import sdk_would_serve
 from mcp_gateway.tools.links import remember_call_origin
 
@@ -67,33 +67,26 @@ class TaskCalls:
             return await in_thread(
                 task_calls.create_task, gw.tenant, gw.caller, call.name, call.arguments, ttl, confirmation
             )
-        except ToolUnavailable as err:
-            raise MCPError(err.code, str(err)) from err
-        except InternalError as err:  # logged under its id where it was caught
-            raise MCPError(types.INTERNAL_ERROR, str(err)) from err
-
-
-def _mapped(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run a task method's core, its refusals as JSON-RPC invalid params."""
-    try:
-        return fn(*args)
-    except (TaskNotFound, TaskFinished, InvalidCursor) as err:
-        raise MCPError(types.INVALID_PARAMS, str(err)) from err
+        except Exception as err:  # a middleware, outside the handlers' guard: the same mapping
+            mapped = jsonrpc_error(ctx, err)
+            if mapped is None or mapped is err:
+                raise
+            raise mapped from err
 
 
 async def _get(ctx: ServerRequestContext, params: types.GetTaskRequestParams) -> types.GetTaskResult:
     gw = gateway_request(ctx)
-    return await in_thread(_mapped, task_calls.get_task, gw.tenant, gw.caller, params.task_id)
+    return await in_thread(task_calls.get_task, gw.tenant, gw.caller, params.task_id)
 
 
 async def _list(ctx: ServerRequestContext, params: types.PaginatedRequestParams) -> types.ListTasksResult:
     gw = gateway_request(ctx)
-    return await in_thread(_mapped, task_calls.list_tasks, gw.tenant, gw.caller, params.cursor)
+    return await in_thread(task_calls.list_tasks, gw.tenant, gw.caller, params.cursor)
 
 
 async def _cancel(ctx: ServerRequestContext, params: types.CancelTaskRequestParams) -> types.CancelTaskResult:
     gw = gateway_request(ctx)
-    return await in_thread(_mapped, task_calls.cancel_task, gw.tenant, gw.caller, params.task_id)
+    return await in_thread(task_calls.cancel_task, gw.tenant, gw.caller, params.task_id)
 
 
 async def _result(ctx: ServerRequestContext, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
@@ -101,7 +94,7 @@ async def _result(ctx: ServerRequestContext, params: types.GetTaskPayloadRequest
     gw = gateway_request(ctx)
     waited, limit = 0.0, settings.TASK_RESULT_WAIT_SECONDS
     while True:
-        payload = await in_thread(_mapped, task_calls.task_payload, gw.tenant, gw.caller, params.task_id)
+        payload = await in_thread(task_calls.task_payload, gw.tenant, gw.caller, params.task_id)
         if payload is not None:
             return payload
         if waited >= limit:

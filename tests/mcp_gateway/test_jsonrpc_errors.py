@@ -1,0 +1,63 @@
+"""``protocol.errors``: the one table from the gateway's errors to JSON-RPC error codes."""
+
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+
+from mcp_gateway.exceptions import (
+    InternalError,
+    InvalidCursor,
+    ResourceNotFound,
+    RouteAnswerRefused,
+    TaskFinished,
+    TaskModeRefused,
+    TaskNotFound,
+    ToolUnavailable,
+)
+from mcp_gateway.protocol.errors import jsonrpc_error, jsonrpc_errors
+
+MODERN = SimpleNamespace(protocol_version="2026-07-28", method="tools/call")
+LEGACY = SimpleNamespace(protocol_version="2025-11-25", method="tools/call")
+
+
+@pytest.mark.parametrize(
+    ("err", "code"),
+    [
+        (ToolUnavailable("x"), INVALID_PARAMS),
+        (TaskModeRefused("x", "needs a task"), METHOD_NOT_FOUND),
+        (InvalidCursor(), INVALID_PARAMS),
+        (TaskNotFound("t1"), INVALID_PARAMS),
+        (TaskFinished("t1", "completed"), INVALID_PARAMS),
+        (RouteAnswerRefused(INVALID_PARAMS, "no such case"), INVALID_PARAMS),
+        (InternalError("err_01"), INTERNAL_ERROR),
+    ],
+)
+def test_each_gateway_error_has_one_code_on_either_era(err, code):
+    for ctx in (MODERN, LEGACY):
+        mapped = jsonrpc_error(ctx, err)
+        assert (mapped.error.code, mapped.error.message) == (code, str(err))
+
+
+def test_resource_not_found_takes_the_code_of_the_callers_era():
+    err = ResourceNotFound("ui://cases/x")
+
+    assert jsonrpc_error(MODERN, err).error.code == INVALID_PARAMS
+    assert jsonrpc_error(LEGACY, err).error.code == -32002
+
+
+def test_a_surprise_is_an_internal_error_with_only_an_error_id(caplog):
+    async def handler(ctx, params):
+        raise RuntimeError("password hunter2 at /srv/host")
+
+    with pytest.raises(MCPError) as raised, caplog.at_level(logging.ERROR):
+        anyio.run(jsonrpc_errors(handler), MODERN, None)
+
+    assert raised.value.error.code == INTERNAL_ERROR
+    assert "hunter2" not in raised.value.error.message and "error id err_" in raised.value.error.message
+    assert raised.value.error.message.split("error id ")[1].rstrip(")") in caplog.text
