@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from apps_runtime.models import JobRun
+from tests.support.servers import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
@@ -132,15 +132,6 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = WAIT
         time.sleep(0.05)
 
 
-def _database_url() -> str:
-    """The test database as another process reaches it (on SQLite a file: see the settings)."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 class Worker:
     """``celery -A lowcode_platform worker`` in its own process group, on a queue of its own."""
 
@@ -154,7 +145,7 @@ class Worker:
         env = {
             **os.environ,
             "DEBUG": "true",
-            "DATABASE_URL": _database_url(),  # the test database (test_<name>), not the real one
+            "DATABASE_URL": database_url(),  # the test database (test_<name>), not the real one
             "CELERY_BROKER_URL": REDIS_URL,
             "CELERY_QUEUE": self.queue,
             "PLATFORM_VAR_DIR": str(settings.VAR_DIR),
@@ -269,7 +260,7 @@ def _drop_connections(app) -> None:
         amqp._producer_pool = None
 
 
-def _forget_queue(queue: str) -> None:
+def forget_queue(queue: str) -> None:
     """Remove our queue and our unacknowledged messages (a killed worker's) from Redis."""
     import redis
 
@@ -293,7 +284,7 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     worker = Worker(queue, tmp_path_factory.mktemp("celery"))
     yield worker
     worker.stop()
-    _forget_queue(queue)
+    forget_queue(queue)
 
 
 class JobsHarness:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-import threading
-import time
 
 import httpx2
 import pytest
-import uvicorn
 
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
-from tests.mcp_gateway.conftest import _drop_server_connections, _free_port
+from tests.support.servers import drop_server_connections
+from tests.support.servers import served as serving
 
 ERROR_ID = re.compile(r"^err_[0-9A-HJKMNP-TV-Z]{26}$")
 
@@ -50,21 +48,9 @@ def front_end_url(django_db_setup, django_db_blocker):
     """
     from lowcode_platform.asgi import application
 
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, name="front-end-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the front-end server did not start")
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    _drop_server_connections(django_db_blocker)
+    with serving(application, lifespan="off", name="front-end server") as url:
+        yield url
+    drop_server_connections(django_db_blocker)
 
 
 @pytest.fixture

@@ -2,45 +2,15 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def served(app) -> Iterator[str]:
-    """``app`` under uvicorn on a free loopback port, in a thread; yields its base URL."""
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, name="live-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the live server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+from tests.support.servers import drop_server_connections, served
 
 
 @pytest.fixture(scope="session")
@@ -52,20 +22,7 @@ def live_url(django_db_setup, django_db_blocker):
     settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
     with served(application) as url:
         yield url
-    _drop_server_connections(django_db_blocker)
-
-
-def _drop_server_connections(django_db_blocker) -> None:
-    """The server's worker threads may still hold connections; the test database can't be dropped then."""
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        return
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
+    drop_server_connections(django_db_blocker)
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from mcp_gateway.limits import rate_counters
 from mcp_gateway.models import RateLimitCounter
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.transport.auth import verify_bearer
-from tests.apps_runtime.conftest import _database_url
 from tests.mcp_gateway.test_query_counts import AUDIT, AUTH
 from tests.support.apps import cases_manifest
 from tests.support.rate_hits import hit_in_process
+from tests.support.servers import database_url
 
 THREADS, PROCESSES, HITS = 8, 3, 25
 
@@ -54,7 +54,7 @@ def test_concurrent_hits_each_see_a_distinct_count(rate_backend, key):
 @pytest.mark.django_db(transaction=True)
 def test_server_processes_share_one_count(rate_backend, settings, key):
     env = {
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "RATE_LIMIT_REDIS_URL": settings.RATE_LIMIT_REDIS_URL or "",
         "DJANGO_SETTINGS_MODULE": "lowcode_platform.settings",
     }

@@ -22,8 +22,8 @@ from starlette.routing import Mount
 
 from mcp_gateway.protocol.context import streamed
 from mcp_gateway.transport.streaming import StreamChoosingManager, progress_token
-from tests.mcp_gateway.conftest import served
 from tests.support.mcp_wire import ACCEPT, LEGACY, encode, modern_headers, open_legacy_session, request
+from tests.support.servers import served
 
 ASK_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 

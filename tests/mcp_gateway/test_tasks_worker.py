@@ -9,7 +9,7 @@ import mcp.types as types
 import pytest
 
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from tests.apps_runtime.conftest import Worker, _forget_queue, restore_broker, use_broker
+from tests.apps_runtime.conftest import Worker, forget_queue, restore_broker, use_broker
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.task_app import TASK_FILES, task_manifest
 from tests.support.task_client import create_task, send, wait_until_finished
@@ -27,7 +27,7 @@ def worker(tmp_path):
     yield worker
     worker.stop()
     restore_broker(old)
-    _forget_queue(queue)
+    forget_queue(queue)
 
 
 def test_a_task_runs_on_the_worker_and_the_server_answers_its_result(
