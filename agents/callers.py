@@ -48,3 +48,10 @@ def run_caller(tenant: Tenant, agent: Agent, run: AgentRun) -> Caller:
         if not caller.is_member and not caller.is_superuser:
             raise StarterGone()
     return replace(caller, agent_name=agent.name, agent_run_id=run.run_id)
+
+
+def audit_caller(agent: Agent, run: AgentRun) -> Caller:
+    """Who an audit row of the run names when nothing runs (a denied call): no membership check, so
+    a call held for a member who has since left can still be denied and audited."""
+    user_id = None if agent.run_as == Agent.RunAs.SERVICE else run.user_id
+    return Caller(tenant_id=run.tenant_id, user_id=user_id, agent_name=agent.name, agent_run_id=run.run_id)

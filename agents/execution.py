@@ -218,6 +218,9 @@ async def drive(job: Slice) -> None:
         reason = bounded_text(f"The model misbehaved: {err.message}", 480)
     finally:
         watcher.cancel()
+    if job.results is not None:
+        approved = [call_id for call_id, decision in job.results.approvals.items() if decision is True]
+        await sync_to_async(recorder.unreached)(approved)
     usage = agent_run.usage if agent_run is not None else job.usage
     await sync_to_async(finish)(
         run,

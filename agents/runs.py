@@ -18,7 +18,7 @@ from ulid import ULID
 
 from agents import queue
 from agents.budgets import check_budget
-from agents.callers import run_caller
+from agents.callers import audit_caller
 from agents.exceptions import AgentError, NoPendingApproval, ProviderKeyMissing, RunFinished, RunNotFound
 from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import provider_endpoint
@@ -145,7 +145,7 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
         if not approve:
             step.outcome = ToolCallAudit.Outcome.DECLINED
             fields.append("outcome")
-            caller = run_caller(locked.tenant, locked.agent, locked)
+            caller = audit_caller(locked.agent, locked)
             record_call(
                 caller,
                 step.wire_name,

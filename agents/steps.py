@@ -120,3 +120,21 @@ class StepRecorder:
             outcome=outcome,
             duration_ms=round(duration_ms, 3),
         )
+
+    def unreached(self, approved_ids: list[str]) -> None:
+        """Approved calls the resumed slice never ran: the tool left the caller's list meanwhile (a role
+        or setting changed during the pause), so the framework refused it. Audited like any such call."""
+        held = AgentRunStep.objects.filter(
+            run=self.run, tool_call_id__in=approved_ids, approval=Approval.APPROVED, outcome=""
+        )
+        for step in held:
+            record_call(
+                self.caller,
+                step.wire_name,
+                step.arguments or {},
+                outcome=ToolCallAudit.Outcome.DENIED,
+                duration_ms=0,
+            )
+            step.outcome = ToolCallAudit.Outcome.DENIED
+            step.text = f"{step.text}\n\n{NOT_OFFERED}".strip()
+            step.save(update_fields=["outcome", "text"])

@@ -286,3 +286,38 @@ def test_a_provider_error_ends_the_run_with_its_reason(cases_app, make_agent):
     run = run_now(start_run(cases_app, agent, user("reader"), "hi"), script(failing))
     assert run.status == Status.FAILED
     assert run.reason == "The model provider answered HTTP 401 (model scripted)."
+
+
+def test_a_held_run_whose_starter_left_is_denied_or_ends_with_a_clear_reason(
+    cases_app, make_agent, api_client
+):
+    agent = make_agent(cases_app)
+    model = script(call(CLOSE, client_name="Gone"), "never")
+    run = run_now(start_run(cases_app, agent, user("writer"), "close it"), model)
+    held = run.steps.get(approval="pending")
+    actions.remove_member(cases_app, "writer", acting_user=None)
+
+    api_client.force_authenticate(user("admin"))
+    url = f"/api/tenants/acme/agents/{agent.name}/runs/{run.run_id}/approvals/{held.index}"
+    assert api_client.post(url, {"approve": True}, format="json").status_code == 200
+    run = run_now(run, model)
+    assert run.status == Status.FAILED and "no longer an active member" in run.reason
+    assert not Record.objects.for_tenant(cases_app).exists()
+
+
+def test_a_role_taken_away_during_a_pause_applies_to_the_resumed_call(cases_app, make_agent, api_client):
+    agent = make_agent(cases_app)
+    model = script(call(CLOSE, client_name="Late"), lambda m, i: _say(tool_returns(m)))
+    run = run_now(start_run(cases_app, agent, user("writer"), "close it"), model)
+    held = run.steps.get(approval="pending")
+    actions.update_member(cases_app, "writer", roles=["case_reader"], acting_user=None)
+
+    api_client.force_authenticate(user("writer"))
+    url = f"/api/tenants/acme/agents/{agent.name}/runs/{run.run_id}/approvals/{held.index}"
+    assert api_client.post(url, {"approve": True}, format="json").status_code == 200
+    run = run_now(run, model)
+    assert run.status == Status.COMPLETED and "Unknown tool name" in run.output  # the model is told
+    assert not Record.objects.for_tenant(cases_app).exists()
+    assert ToolCallAudit.objects.for_tenant(cases_app).get().outcome == "denied"
+    held.refresh_from_db()
+    assert (held.approval, held.outcome) == ("approved", "denied")
