@@ -219,14 +219,18 @@ def test_the_dispatcher_serves_every_tenant_and_only_active_versions(scheduled, 
     assert scheduled_minutes(scheduled) == ["10:15", "10:30"] and scheduled_minutes(other) == ["10:15"]
 
 
-def test_beat_runs_the_dispatcher_every_minute_the_reaper_and_the_mcp_tasks_sweep():
+def test_beat_runs_the_dispatcher_every_minute_the_reaper_the_mcp_tasks_sweep_and_the_purge():
     entries = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert set(entries) == {
         "apps_runtime.dispatch_due_jobs",
         "apps_runtime.reap_job_runs",
         "mcp_gateway.sweep_tool_tasks",
+        "mcp_gateway.purge_expired",
+        "agents.sweep_runs",
     }
+    assert entries["mcp_gateway.purge_expired"] == 3600.0
     assert str(entries["apps_runtime.dispatch_due_jobs"]).startswith("<crontab: * * * * *")
+    import agents.tasks  # noqa: F401
     import apps_runtime.tasks  # noqa: F401  (the worker imports it through autodiscovery)
     import mcp_gateway.tasks  # noqa: F401
 
