@@ -9,7 +9,7 @@ import pytest
 
 from mcp_gateway.models import ToolCallAudit
 from tests.agents.test_e2e_providers import wait_for_end
-from tests.apps_runtime.conftest import Worker, _forget_queue, restore_broker, use_broker
+from tests.apps_runtime.conftest import Worker, forget_queue, restore_broker, use_broker
 from tests.support.apps import cases_manifest
 from tests.support.chat_completions import answer_turn, scripted_provider, tool_call_turn
 
@@ -51,7 +51,7 @@ def test_a_run_executes_on_the_worker_and_the_api_answers_its_result(
             log = worker.log_tail()
             worker.stop()
             restore_broker(old)
-            _forget_queue(queue)
+            forget_queue(queue)
 
     assert run["status"] == "completed" and run["output"] == "on the worker", (run, log)
     assert "agents.execute_run" in log
