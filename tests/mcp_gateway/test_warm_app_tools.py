@@ -14,7 +14,8 @@ COUNTER = "CALLS = []\n\ndef handle(request):\n    CALLS.append(1)\n    return {
 
 def manifest() -> dict:
     def tool(name: str, route: str) -> dict:
-        return {"name": name, "description": "Count calls.", "route": route, "inputSchema": {"type": "object"}}
+        schema = {"type": "object"}
+        return {"name": name, "description": "Count calls.", "route": route, "inputSchema": schema}
 
     return {
         "name": "counter",
