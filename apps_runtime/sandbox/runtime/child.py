@@ -332,9 +332,14 @@ def _flush() -> None:
 
 
 def _serve(
-    config: protocol.CallConfig, code: bytes | None, bundle_path: str, handler_problem: "_Failure | None"
+    config: protocol.CallConfig,
+    code: bytes | None,
+    bundle_path: str,
+    handler_problem: "_Failure | None",
+    payload: bytes | None = None,
 ) -> int:
-    payload = protocol.read_frame(PROTO_FD, config.limits["max_request_bytes"] + 1024)
+    if payload is None:
+        payload = protocol.read_frame(PROTO_FD, config.limits["max_request_bytes"] + 1024)
     if payload is None:
         return EXIT_INTERNAL  # the host gave up before sending the request
     request_data = protocol.decode_request(payload)
@@ -396,21 +401,70 @@ def _warm_up() -> None:
     os.path.isfile(os.path.realpath(os.path.join(RUNTIME_DIR, "child.py")))
 
 
+class _CallReader:
+    """A warm worker's reads of its next call. The host writes a call's frames (config, code, request) at
+    once and nothing more until the child answers or asks, so one read usually takes them all, and what is
+    buffered never outlives the call's frames (data call replies are read by ``_Channel`` as before).
+    """
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._buffer = bytearray()
+
+    def _fill(self, size: int) -> bool:
+        while len(self._buffer) < size:
+            chunk = os.read(self._fd, max(size - len(self._buffer), 1 << 16))
+            if not chunk:
+                return False
+            self._buffer += chunk
+        return True
+
+    def frame(self, limit: int) -> bytes | None:
+        """The next frame's payload; None at end of file before a frame.
+
+        Raises:
+            FrameTooLarge: the header announces more than ``limit`` bytes.
+            EOFError: the stream ended inside a frame.
+        """
+        if not self._fill(protocol.HEADER.size):
+            if self._buffer:
+                raise EOFError("stream ended inside a frame")
+            return None
+        (size,) = protocol.HEADER.unpack_from(self._buffer)
+        if size > limit:
+            raise protocol.FrameTooLarge(size, limit)
+        if not self._fill(protocol.HEADER.size + size):
+            raise EOFError("stream ended inside a frame")
+        payload = bytes(self._buffer[protocol.HEADER.size : protocol.HEADER.size + size])
+        del self._buffer[: protocol.HEADER.size + size]
+        return payload
+
+
 def _serve_more(first: protocol.CallConfig, bundle_path: str) -> int:
     """A warm worker, after its first call: answer the next calls of the same app version, one at a time,
     until the host closes the socket. Each call's config comes from the host (its handler, whether code
     follows); the confinement applied for the first call (bundle, scratch dir, uid, limits) stays.
     """
+    reader = _CallReader(PROTO_FD)
+    configs: dict[bytes, protocol.CallConfig] = {}  # the host sends a loaded handler's config unchanged
+    request_limit = first.limits["max_request_bytes"] + 1024
     while True:
-        payload = protocol.read_frame(PROTO_FD, protocol.MAX_CALL_CONFIG)
+        payload = reader.frame(protocol.MAX_CALL_CONFIG)
         if payload is None:
             return EXIT_OK  # the host retired this worker
-        config = protocol.CallConfig.decode(payload)
-        code = protocol.read_frame(PROTO_FD, protocol.MAX_CODE_BYTES) if config.code else None
-        config = protocol.CallConfig(
-            first.bundle_dir, config.handler, first.scratch_dir, first.limits, config.code, True, config.reuse
-        )
-        _serve(config, code, bundle_path, None)
+        config = configs.get(payload)
+        if config is None:
+            sent = protocol.CallConfig.decode(payload)
+            config = protocol.CallConfig(
+                first.bundle_dir, sent.handler, first.scratch_dir, first.limits, sent.code, True, sent.reuse
+            )
+            if sent.reuse and len(configs) < 256:
+                configs[payload] = config
+        code = reader.frame(protocol.MAX_CODE_BYTES) if config.code else None
+        request = reader.frame(request_limit)
+        if request is None:
+            return EXIT_OK
+        _serve(config, code, bundle_path, None, request)
 
 
 def _await_call() -> tuple[protocol.CallConfig, bytes | None]:
