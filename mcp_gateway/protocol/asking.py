@@ -40,7 +40,6 @@ from mcp_gateway.protocol.log_levels import session_id
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools.asks import (
     MAX_ANSWERS_BYTES,
-    AnswersRefused,
     Asked,
     answer_json,
     checked_answers,
@@ -89,10 +88,7 @@ async def _modern_round(
     declared: types.ClientCapabilities | None,
     confirmation: Confirmation | None,
 ) -> types.CallToolResult | types.InputRequiredResult:
-    try:
-        given = checked_answers(params.input_responses)
-    except AnswersRefused as err:
-        raise MCPError(types.INVALID_PARAMS, str(err)) from err
+    given = checked_answers(params.input_responses)  # AnswersRefused: -32602 (protocol.errors)
     carried, rounds = carried_answers(params.request_state, gw, params)
     answers = {**given, **carried}  # an answer recorded in an earlier round is not re-answered
     outcome = await in_thread(functools.partial(call, answers=answers))

@@ -28,13 +28,15 @@ from mcp_gateway.exceptions import (
     TaskNotFound,
     Unavailable,
 )
+from mcp_gateway.tools.asks import AnswersRefused
 
 logger = logging.getLogger("mcp_gateway.protocol")
 
 Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 
-# Refusals of the request itself: the caller named something that is not there (or not theirs).
-_INVALID_PARAMS = (InvalidCursor, TaskNotFound, TaskFinished)
+# Refusals of the request itself: the caller named something that is not there (or not theirs), or
+# sent answers to questions it was not asked.
+_INVALID_PARAMS = (InvalidCursor, TaskNotFound, TaskFinished, AnswersRefused)
 
 
 def jsonrpc_error(ctx: ServerRequestContext, err: Exception) -> MCPError | None:
