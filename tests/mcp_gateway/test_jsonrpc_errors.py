@@ -21,6 +21,7 @@ from mcp_gateway.exceptions import (
     ToolUnavailable,
 )
 from mcp_gateway.protocol.errors import jsonrpc_error, jsonrpc_errors
+from mcp_gateway.tools.asks import AnswersRefused
 
 MODERN = SimpleNamespace(protocol_version="2026-07-28", method="tools/call")
 LEGACY = SimpleNamespace(protocol_version="2025-11-25", method="tools/call")
@@ -36,6 +37,7 @@ LEGACY = SimpleNamespace(protocol_version="2025-11-25", method="tools/call")
         (TaskFinished("t1", "completed"), INVALID_PARAMS),
         (RouteAnswerRefused(INVALID_PARAMS, "no such case"), INVALID_PARAMS),
         (InternalError("err_01"), INTERNAL_ERROR),
+        (AnswersRefused("inputResponses: an answer to no question"), INVALID_PARAMS),
     ],
 )
 def test_each_gateway_error_has_one_code_on_either_era(err, code):
