@@ -32,6 +32,7 @@ from tenants.api.authentication import bearer_token
 from tenants.callers import Caller, caller_for, caller_for_token
 from tenants.exceptions import InvalidToken, TenantNotFound
 from tenants.models import Tenant
+from tenants.scoping import access_tenant
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -73,9 +74,10 @@ def _json_body(request: HttpRequest) -> dict:
 
 @csrf_exempt
 def app_route(request: HttpRequest, tenant_slug: str, app_name: str, route_path: str = "") -> JsonResponse:
-    tenant = Tenant.objects.filter(slug=tenant_slug).first()
-    if tenant is None:
-        return error_response(TenantNotFound(tenant_slug))
+    try:
+        tenant = access_tenant(tenant_slug)
+    except TenantNotFound as err:
+        return error_response(err)
     try:
         caller = _caller(request, tenant)
         loaded = load_app(tenant, app_name)
@@ -121,9 +123,10 @@ def _failure_response(result: RouteResult) -> JsonResponse:
 def app_screen(request: HttpRequest, tenant_slug: str, app_name: str, screen_name: str) -> HttpResponseBase:
     """A screen of the app for its own users: behind the app's access and the screen's auth, with a
     Content-Security-Policy that runs only the screen's own scripts (by hash) and the platform's SDK."""
-    tenant = Tenant.objects.filter(slug=tenant_slug).first()
-    if tenant is None:
-        return error_response(TenantNotFound(tenant_slug))
+    try:
+        tenant = access_tenant(tenant_slug)
+    except TenantNotFound as err:
+        return error_response(err)
     try:
         if request.method not in ("GET", "HEAD"):
             raise MethodNotAllowed(request.method, ["GET", "HEAD"])

@@ -20,6 +20,7 @@ from django.shortcuts import render
 from console.exceptions import ConsoleNotFound
 from tenants.authority import require_tenant_admin
 from tenants.exceptions import NotAllowed
+from tenants.lookups import tenant_by_slug
 from tenants.models import Membership, Tenant
 
 
@@ -40,7 +41,7 @@ def open_tenant(user: AbstractBaseUser, slug: str, *, admin: bool) -> TenantPage
         ConsoleNotFound: no such tenant, ``user`` is neither a member nor a superuser, or the page
             is for admins and ``user`` is not one.
     """
-    tenant = Tenant.objects.filter(slug=slug).first()
+    tenant = tenant_by_slug(slug)
     if tenant is None:
         raise ConsoleNotFound()
     membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first()

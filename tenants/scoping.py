@@ -10,20 +10,21 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from tenants.exceptions import NotAMember, TenantNotFound, TokenNotFound, UserNotFound
+from tenants.lookups import tenant_by_slug
 from tenants.managers import ScopeError  # noqa: F401  (re-exported: the scoping failure callers catch)
 from tenants.models import ApiToken, Membership, Tenant
 
 
 def access_tenant(slug: str) -> Tenant:
-    """The tenant with this slug.
+    """The tenant with this slug, freshly read (one prepared statement: ``lookups.tenant_by_slug``).
 
     Raises:
         TenantNotFound: no tenant has this slug.
     """
-    try:
-        return Tenant.objects.get(slug=slug)
-    except Tenant.DoesNotExist as err:
-        raise TenantNotFound(slug) from err
+    tenant = tenant_by_slug(slug)
+    if tenant is None:
+        raise TenantNotFound(slug)
+    return tenant
 
 
 def access_user(username: str) -> AbstractBaseUser:

@@ -21,6 +21,7 @@ from tenants.api.serializers import (
     SettingsSerializer,
 )
 from tenants.exceptions import TenantNotFound
+from tenants.lookups import tenant_by_slug
 from tenants.models import ApiToken, Membership, Tenant
 from tenants.scoping import access_membership, access_token
 
@@ -32,7 +33,7 @@ class TenantAPIView(APIView):
     tenant: Tenant | None = None
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        self.tenant = Tenant.objects.filter(slug=kwargs["slug"]).first()
+        self.tenant = tenant_by_slug(kwargs["slug"])
         super().initial(request, *args, **kwargs)
         # Only superusers learn that a tenant does not exist; others were refused above.
         if self.tenant is None:
