@@ -56,12 +56,19 @@ def register_process_gauges(gateway: Gateway) -> None:
     gauge_source("lcp_sandbox_slots", "Sandbox call slots (handler runs at once).")(
         lambda: get_sandbox().pool_usage()[2]
     )
+    gauge_source("lcp_sandbox_warm_workers", "Warm sandbox workers (loaded handlers kept for more calls).")(
+        lambda: get_sandbox().pool_stats()["workers"]
+    )
+    gauge_source("lcp_sandbox_warm_workers_busy", "Warm sandbox workers running a call.")(
+        lambda: get_sandbox().pool_stats()["busy"]
+    )
 
 
 async def sample_forever() -> None:
     """Keep this process's gauges current, so a scrape answered by another worker sees them too."""
     while True:
-        sample_gauges()
+        # On a thread: a source may take a lock (the sandbox's pools) or retire an idle worker.
+        await anyio.to_thread.run_sync(sample_gauges)
         await anyio.sleep(SAMPLE_SECONDS)
 
 

@@ -75,6 +75,8 @@ def test_the_page_has_the_session_sandbox_task_and_job_gauges(live_url, reader):
         "lcp_sandbox_slots",
         "lcp_sandbox_slots_in_use",
         "lcp_sandbox_slots_waiting",
+        "lcp_sandbox_warm_workers",
+        "lcp_sandbox_warm_workers_busy",
     ):
         assert gauge in names
     assert value(page, "lcp_sandbox_slots") > 0
