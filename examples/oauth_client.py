@@ -97,7 +97,10 @@ class LoopbackCallback:
             await self._arrived.wait()
         if "error" in self._query:
             raise PermissionError(f"the platform answered {self._query['error']} (did you press Deny?)")
-        return AuthorizationCodeResult(code=self._query["code"], state=self._query.get("state"))
+        # The issuer (RFC 9207) comes back with the code; the SDK checks it against the one it found.
+        return AuthorizationCodeResult(
+            code=self._query["code"], state=self._query.get("state"), iss=self._query.get("iss")
+        )
 
 
 async def _open_in_browser(url: str) -> None:
