@@ -59,6 +59,7 @@ class Answer:
     status: int
     replica: str
     path: str
+    client: str
 
 
 @dataclass
@@ -73,7 +74,11 @@ class Load:
     failures: list[tuple[float, str, str]] = field(default_factory=list)  # (time, client, what)
     sessions_opened: Counter = field(default_factory=Counter)
     heard_change: set = field(default_factory=set)  # clients told the tool list changed
+    session_replica: dict = field(default_factory=dict)  # 2025 client -> replica of its current session
+    session_id: dict = field(default_factory=dict)  # 2025 client -> its current session id
     saw_new_tool: set = field(default_factory=set)
+    killed_replica: str = ""
+    killed_session: str = ""  # legacy-0's session when its replica was killed
     deployed: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -81,18 +86,22 @@ class Load:
         self._lock = threading.Lock()
         self._markers = itertools.count()
 
-    async def _on_response(self, response: httpx2.Response) -> None:
-        answer = Answer(
-            time.monotonic(), response.status_code, response.headers.get("x-replica", "-"), response.url.path
-        )
-        with self._lock:
-            self.answers.append(answer)
+    def http(self, name: str) -> httpx2.AsyncClient:
+        """Client ``name``'s HTTP client: every answer is noted, with the replica haproxy chose."""
 
-    def http(self) -> httpx2.AsyncClient:
+        async def on_response(response: httpx2.Response) -> None:
+            replica = response.headers.get("x-replica", "-")
+            answer = Answer(time.monotonic(), response.status_code, replica, response.url.path, name)
+            with self._lock:
+                self.answers.append(answer)
+                if response.headers.get("mcp-session-id"):  # the answer that opened a 2025 session
+                    self.session_replica[name] = replica
+                    self.session_id[name] = response.headers["mcp-session-id"]
+
         return httpx2.AsyncClient(
             headers={"Authorization": f"Bearer {self.token}"},
             timeout=httpx2.Timeout(CALL_SECONDS),
-            event_hooks={"response": [self._on_response]},
+            event_hooks={"response": [on_response]},
         )
 
     async def run(self) -> None:
@@ -114,7 +123,7 @@ class Load:
                     self.heard_change.add(name)
 
             try:
-                async with self.http() as http:
+                async with self.http(name) as http:
                     transport = streamable_http_client(f"{self.url}/t/acme/mcp", http_client=http)
                     client = Client(
                         transport, mode=era, message_handler=on_message, read_timeout_seconds=CALL_SECONDS
@@ -221,7 +230,8 @@ def run(tmp_path_factory):
         )
 
         for name, inflict in (
-            ("replica killed", lambda: cluster.kill_replica(1)),
+            # The replica holding the first 2025 client's session: its death must cost that session.
+            ("replica killed", lambda: cluster.kill_replica(victim(load))),
             ("postgres restarted", cluster.postgres.restart),
             ("redis restarted", cluster.redis.restart),
         ):
@@ -249,6 +259,13 @@ def run(tmp_path_factory):
     )
     yield load, faults, stored, task_status, cluster
     cluster.close()
+
+
+def victim(load: Load) -> int:
+    """The index of the replica where the 2025-11-25 client ``legacy-0`` has its session now."""
+    load.killed_replica = load.session_replica[f"{LEGACY}-0"]
+    load.killed_session = load.session_id[f"{LEGACY}-0"]
+    return int(load.killed_replica.removeprefix("replica")) - 1
 
 
 def deploy_through_balancer(cluster: Cluster) -> None:
@@ -301,20 +318,26 @@ def test_every_client_calls_again_after_each_fault(run):
     assert all(f.ended > f.began for f in faults)
 
 
-def test_a_2025_session_on_the_killed_replica_opened_a_new_session(run):
-    load, faults, *_ = run
-    killed = faults[0]
-    reopened = [n for n in load.sessions_opened if n.startswith(LEGACY) and load.sessions_opened[n] > 1]
-    on_killed = [a for a in load.answers if a.replica == "replica2" and a.at < killed.began]
-    assert on_killed  # the replica served before it died
-    session_lost = [
-        a for a in load.answers if a.status == 404 and a.path.endswith("/mcp") and a.at >= killed.began
-    ]
-    # Sessions are spread round-robin over three replicas: with three 2025 clients, at least one
-    # session lived on the killed one (each reconnect is counted, so this is only checked when
-    # a 404 proves a session was lost).
-    if session_lost:
-        assert reopened
+def test_a_2025_session_on_the_killed_replica_is_not_found_and_its_client_opened_a_new_one(run):
+    load, faults, _stored, _task, cluster = run
+    killed, client = faults[0], f"{LEGACY}-0"
+    before = [a for a in load.answers if a.client == client and a.at < killed.began]
+    after = [a for a in load.answers if a.client == client and a.at >= killed.began]
+    assert before and before[-1].replica == load.killed_replica  # its session lived there
+    assert load.sessions_opened[client] >= 2
+    assert any(when >= killed.began for when, who, _ in load.failures if who == client)
+    assert any(a.status == 200 and a.replica != load.killed_replica for a in after)
+    # The documented answer to a request of that session now: 404, whichever replica haproxy picks.
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {
+        "Authorization": f"Bearer {load.token}",
+        "Mcp-Session-Id": load.killed_session,
+        "MCP-Protocol-Version": "2025-11-25",
+        "Accept": "application/json, text/event-stream",
+    }
+    for _ in range(3):
+        answer = httpx2.post(f"{cluster.url}/t/acme/mcp", json=ping, headers=headers, timeout=30)
+        assert answer.status_code == 404, answer.text
 
 
 def test_a_task_sent_after_the_redis_restart_is_run_by_the_worker(run):
