@@ -170,7 +170,7 @@ def run_route(
     timeout_cap_ms: int | None = None,
     events: CallEvents | None = None,
     answers: dict | None = None,
-    can_ask: tuple[str, ...] = (),
+    can_ask: tuple[str, ...] | None = None,
     traceparent: str | None = None,
 ) -> RouteResult:
     """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
@@ -179,7 +179,7 @@ def run_route(
     time limit than SANDBOX_MAX_TIMEOUT_MS, up to the route's own ``timeoutMs``. ``events`` receives
     the handler's progress and log lines while it runs (``call_events``). ``answers`` are the caller's
     answers to the handler's questions so far and ``can_ask`` the kinds of question its client takes
-    (``request.ask``); only an MCP tool call has them: elsewhere a handler that asks fails with 400.
+    (``request.ask``); only an MCP request has them (None elsewhere: a handler that asks gets 400).
     ``traceparent``: the caller's W3C trace context, checked, for the handler to carry on.
 
     Raises:
@@ -196,7 +196,7 @@ def run_route(
         "tool": tool,
         "user": caller.as_handler_user(),
         "answers": answers or {},
-        "can_ask": list(can_ask),
+        "can_ask": list(can_ask or ()),
         "traceparent": traceparent,
     }
     scope = RecordsScope(
@@ -223,7 +223,7 @@ def run_route(
         # After the handler, not during it: without a broker (eager mode) a run executes in-process
         # when sent, and must not spend the time limit of the handler that queued it.
         send_on_commit(enqueued)
-    if outcome.asks is not None and tool is None:
+    if outcome.asks is not None and can_ask is None:
         return RouteResult(status=400, body={"error": ASKS_OUTSIDE_MCP}, logs=outcome.logs)
     return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs, asks=outcome.asks)
 

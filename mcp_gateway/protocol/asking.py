@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -38,6 +39,7 @@ from mcp_gateway.protocol.context import GatewayRequest
 from mcp_gateway.protocol.elicitation import ask_state, carried_answers
 from mcp_gateway.protocol.log_levels import session_id
 from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools import prompts
 from mcp_gateway.tools.asks import (
     MAX_ANSWERS_BYTES,
     Asked,
@@ -77,17 +79,48 @@ async def call_asking(
         can_ask=kinds_declared(declared),
     )
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return await _modern_round(gw, params, call, declared, confirmation)
+        return await _modern_round(gw, params, call, declared, confirmation)  # refusals: isError
     return await _on_stream(ctx, call, declared)
+
+
+async def prompt_asking(
+    ctx: ServerRequestContext, gw: GatewayRequest, params: types.GetPromptRequestParams
+) -> types.GetPromptResult | types.InputRequiredResult:
+    """``prompts/get``, with the rounds of questions a route prompt's handler asks: input-required
+    rounds for a 2026-07-28 client; a handshake-era ``prompts/get`` has no stream to ask on."""
+    declared = ctx.session.client_capabilities
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    call = functools.partial(
+        prompts.get_prompt,
+        gw.tenant,
+        gw.caller,
+        params.name,
+        params.arguments,
+        can_ask=kinds_declared(declared) if modern else (),
+    )
+    if modern:
+        return await _modern_round(gw, params, call, declared, None, refuse=_refused_prompt)
+    outcome = await in_thread(call)
+    return (
+        _refused_prompt("it asks its caller, which only 2026-07-28 clients answer in prompts/get")
+        if isinstance(outcome, Asked)
+        else outcome
+    )
+
+
+def _refused_prompt(reason: str) -> types.GetPromptResult:
+    raise MCPError(types.INVALID_REQUEST, f"The prompt cannot be made: {reason}.")
 
 
 async def _modern_round(
     gw: GatewayRequest,
-    params: types.CallToolRequestParams,
+    params: types.CallToolRequestParams | types.GetPromptRequestParams,
     call: functools.partial,
     declared: types.ClientCapabilities | None,
     confirmation: Confirmation | None,
-) -> types.CallToolResult | types.InputRequiredResult:
+    *,
+    refuse: Callable[[str], Any] = error_result,
+) -> Any:
     given = checked_answers(params.input_responses)  # AnswersRefused: -32602 (protocol.errors)
     carried, rounds = carried_answers(params.request_state, gw, params)
     answers = {**given, **carried}  # an answer recorded in an earlier round is not re-answered
@@ -96,7 +129,7 @@ async def _modern_round(
         return outcome
     _refuse_missing(outcome, declared)
     if rounds >= MAX_ROUNDS:
-        return error_result(f"The tool asked more than {MAX_ROUNDS} rounds of questions; nothing more ran.")
+        return refuse(f"The handler asked more than {MAX_ROUNDS} rounds of questions; nothing more ran.")
     kept = {key: answer for key, answer in answers.items() if key not in outcome.requests}
     if _size(kept) > MAX_ANSWERS_BYTES:
         raise MCPError(

@@ -13,7 +13,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
 from mcp_gateway.protocol import log_levels
-from mcp_gateway.protocol.asking import RememberClientKinds, call_asking
+from mcp_gateway.protocol.asking import RememberClientKinds, call_asking, prompt_asking
 from mcp_gateway.protocol.client_features import ClientFeatures
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import current_request, gateway_request
@@ -122,7 +122,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
     async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
         gw = gateway_request(ctx)
         remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # resource links
-        return await in_thread(prompts.get_prompt, gw.tenant, gw.caller, params.name, params.arguments)
+        return await prompt_asking(ctx, gw, params)
 
     @jsonrpc_errors
     async def complete(ctx: ServerRequestContext, params: types.CompleteRequestParams):

@@ -43,6 +43,14 @@ class AskRefused(Exception):
         super().__init__(f"The tool asked for input the platform refuses: {where}: {problem}.")
 
 
+class HandlerAsked(Exception):
+    """A route run for a read (a prompt's route) asked its caller: its checked questions."""
+
+    def __init__(self, asked: Asked):
+        super().__init__(f"the handler asked {', '.join(asked.requests)}")
+        self.asked = asked
+
+
 class AnswersRefused(Exception):
     """Answers (``inputResponses``) a client sent that break a rule."""
 

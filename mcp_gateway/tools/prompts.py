@@ -27,6 +27,7 @@ from apps_runtime.manifest import defaults
 from apps_runtime.manifest.schema import PROMPT_ROLES
 from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.asks import Asked, HandlerAsked
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.catalog import catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
@@ -168,9 +169,18 @@ def argument_problems(entry: PromptEntry, arguments: dict[str, Any]) -> list[str
 
 
 def get_prompt(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any] | None
-) -> types.GetPromptResult:
+    tenant: Tenant,
+    caller: Caller,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    answers: dict[str, dict] | None = None,
+    can_ask: tuple[str, ...] = (),
+) -> types.GetPromptResult | Asked:
     """The prompt's messages for ``arguments``, made as the caller; one audit row (prompts/get).
+
+    A route prompt's handler may ask its caller (``request.ask``, as a tool's does): then its checked
+    questions are returned (``Asked``, audited ``input_required``) with ``answers`` the answers so far.
 
     Raises:
         PromptUnavailable: see ``resolve_prompt``.
@@ -189,7 +199,10 @@ def get_prompt(
             raise InvalidPromptArguments(problems)
         request = ReadRequest(tenant, caller, f"prompt:{name}", {}, audit)
         if "route" in entry.spec:
-            return _route_prompt(entry, request, arguments)
+            try:
+                return _route_prompt(entry, request, arguments, answers, can_ask)
+            except HandlerAsked as asked:
+                return asked.asked
         return _template_prompt(entry, request, arguments)
 
 
@@ -221,11 +234,25 @@ def _template_prompt(
     return types.GetPromptResult(description=entry.prompt.description, messages=messages)
 
 
-def _route_prompt(entry: PromptEntry, req: ReadRequest, arguments: dict[str, str]) -> types.GetPromptResult:
+def _route_prompt(
+    entry: PromptEntry,
+    req: ReadRequest,
+    arguments: dict[str, str],
+    answers: dict[str, dict] | None,
+    can_ask: tuple[str, ...],
+) -> types.GetPromptResult:
     """Run the prompt's route with the arguments as its query; its body is ``{"messages": [...]}``
     (and an optional ``description``), each message ``{"role", "content": <one content item>}``,
     content items checked as a tool's explicit content is."""
-    body = run_read_route(req, entry.app_name, entry.spec["route"], query=arguments, is_resource=False)
+    body = run_read_route(
+        req,
+        entry.app_name,
+        entry.spec["route"],
+        query=arguments,
+        is_resource=False,
+        answers=answers,
+        can_ask=can_ask,
+    )
     try:
         return _route_messages(entry, req, body)
     except ContentRefused as err:

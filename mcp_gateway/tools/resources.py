@@ -41,6 +41,7 @@ from apps_runtime.wire_names import wire_name
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.catalog import catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
@@ -184,6 +185,8 @@ def run_read_route(
     query: dict | None = None,
     params: dict | None = None,
     is_resource: bool = True,
+    answers: dict[str, dict] | None = None,
+    can_ask: tuple[str, ...] | None = None,
 ) -> Any:
     """Run a GET route of the app as the caller, the way the front-end would, and return its body.
 
@@ -197,9 +200,25 @@ def run_read_route(
         loaded = load_app(req.tenant, app_name)
         req.audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
         route = loaded.compiled.routes.by_key[route_key]
-        result = run_route(loaded, route, req.caller, query=query or {}, params=params or {})
+        result = run_route(
+            loaded,
+            route,
+            req.caller,
+            query=query or {},
+            params=params or {},
+            answers=answers,
+            can_ask=can_ask,
+        )
     except RuntimeDomainError as err:
         raise ResourceNotFound(req.uri) from err
+    if result.asks is not None and not result.failed:
+        try:
+            asked = checked_questions(result.asks)
+        except AskRefused as err:
+            req.audit["outcome"] = Outcome.TOOL_ERROR
+            raise RouteAnswerRefused(types.INTERNAL_ERROR, str(err)) from err
+        req.audit["outcome"] = Outcome.INPUT_REQUIRED
+        raise HandlerAsked(asked)
     if result.failed:
         req.audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
         raise RouteAnswerRefused(

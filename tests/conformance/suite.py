@@ -40,11 +40,7 @@ SCENARIO_SECONDS = 90
 
 # Required scenarios the platform does not pass, by (revision, scenario), with the reason. Each is
 # still run; ``--check`` fails when one of them passes (then it comes off this list).
-NOT_SERVED: dict[tuple[str, str], str] = {
-    ("2026-07-28", "input-required-result-non-tool-request"): (
-        "it asks through prompts/get: a route prompt's handler cannot ask (request.ask) yet"
-    ),
-}
+NOT_SERVED: dict[tuple[str, str], str] = {}
 
 
 @dataclass

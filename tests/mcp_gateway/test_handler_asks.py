@@ -73,16 +73,30 @@ def handle(request):
     return {"asked": sorted(request.ask(questions))}
 """,
 }
+PROMPT_HANDLER = f"""
+from platform_sdk import elicit
+
+def handle(request):
+    who = request.ask({{"who": elicit("What is your name?", {NAME!r})}})["who"]["content"]["name"]
+    return {{"messages": [{{"role": "user", "content": {{"type": "text", "text": "Write to " + who}}}}]}}
+"""
 MANIFEST = {
     "name": "survey",
-    "routes": {f"POST /{name}": {"handler": f"server/{name}.py", "auth": "user"} for name in HANDLERS},
-    "mcp": {"tools": [_tool(name, f"POST /{name}") for name in HANDLERS]},
+    "routes": {f"POST /{name}": {"handler": f"server/{name}.py", "auth": "user"} for name in HANDLERS}
+    | {"GET /letter": {"handler": "server/letter.py", "auth": "user"}},
+    "mcp": {
+        "tools": [_tool(name, f"POST /{name}") for name in HANDLERS],
+        "prompts": [
+            {"name": "letter", "description": "A letter to someone it asks about.", "route": "GET /letter"}
+        ],
+    },
 }
 
 
 @pytest.fixture
 def token(mcp_url, acme, deploy, make_token):
-    deploy(acme, MANIFEST, {f"server/{name}.py": source for name, source in HANDLERS.items()})
+    files = {f"server/{name}.py": source for name, source in HANDLERS.items()}
+    deploy(acme, MANIFEST, files | {"server/letter.py": PROMPT_HANDLER})
     return make_token(acme, "member")[1]
 
 
@@ -236,3 +250,27 @@ def test_a_route_that_asks_answers_its_front_end_with_400(live_url, token, acme)
 
     assert response.status_code == 400
     assert "only an MCP client can give" in response.json()["error"]
+
+
+def get_letter(url, token, mode, **callbacks):
+    async def main():
+        async with mcp_client(url, token, mode=mode, **callbacks) as client:
+            try:
+                return await client.get_prompt("acme_survey_letter", {})
+            except MCPError as err:
+                return err
+
+    return anyio.run(main)
+
+
+def test_a_route_prompt_asks_a_2026_client_in_input_required_rounds(mcp_url, token):
+    result = get_letter(mcp_url(), token, "2026-07-28", elicitation_callback=user)
+
+    assert result.messages[0].content.text == "Write to Ada"
+
+
+def test_a_route_prompt_that_asks_is_refused_on_a_handshake_session(mcp_url, token):
+    refused = get_letter(mcp_url(), token, "legacy", elicitation_callback=user)
+
+    assert isinstance(refused, MCPError) and refused.error.code == types.INVALID_REQUEST
+    assert "only 2026-07-28 clients answer in prompts/get" in refused.error.message
