@@ -170,6 +170,7 @@ class Spare:
         self.zygote = zygote
         self.call_id = call_id
         self.pidfd: int | None = None  # a warm worker's, from the Forked report (see ``take_pidfd``)
+        self._stat_fd: int | None = None  # its /proc/<pid>/stat, kept open: read after every call
         self.sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.log_r, log_w = os.pipe()
         # A socket, not a pipe: the Forked report carries the child's pidfd.
@@ -205,7 +206,23 @@ class Spare:
                 os.close(fd)
             return False
         self.pidfd = fds[0]
+        try:
+            # The pidfd's fdinfo names the process in our own PID namespace, whatever namespace it is in.
+            with open(f"/proc/self/fdinfo/{self.pidfd}") as info:
+                pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
+            self._stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        except (OSError, StopIteration, ValueError):
+            return False
         return True
+
+    def threads(self) -> int:
+        """How many threads a warm worker runs now (0: it is gone)."""
+        try:
+            stat = os.pread(self._stat_fd, 1024, 0)
+        except (OSError, TypeError):
+            return 0
+        fields = stat.rsplit(b")", 1)[-1].split()
+        return int(fields[17]) if len(fields) > 17 else 0  # num_threads, field 20 of proc(5)
 
     def idle_clean(self) -> bool:
         """A kept worker between calls: True when it sent nothing since its last answer and is alive. Its
@@ -237,6 +254,9 @@ class Spare:
             if self.pidfd is not None:
                 os.close(self.pidfd)
                 self.pidfd = None
+            if self._stat_fd is not None:
+                os.close(self._stat_fd)
+                self._stat_fd = None
             self.sock = None
 
 

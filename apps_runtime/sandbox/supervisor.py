@@ -573,6 +573,10 @@ class Sandbox:
             worker.base_rss_kb = rss
         if worker.doomed:
             self._retire(worker, "drained")
+        elif worker.spare.threads() != 1:
+            # A thread the call left running would outlive the call's time limit (and could act in the
+            # next one): the worker goes, and the thread with it.
+            self._retire(worker, "threads")
         elif (
             rss is None
             or worker.base_rss_kb is None
@@ -638,9 +642,9 @@ class Sandbox:
         """The warm workers of this sandbox, for operators and metrics: ``workers`` (``idle``, ``busy``),
         ``tenants`` having one, the bounds, ``starts``, ``warm_calls`` (calls served by a worker),
         ``per_call_calls`` (in a fresh child), and ``recycles`` by reason (``calls``, ``idle``, ``memory``,
-        ``failure``, ``stray``, ``evicted``, ``drained``, ``closed``). Idle workers past their idle time, and
-        those that sent anything since their last call ended, are recycled first. All zeros when warm
-        workers are off.
+        ``threads``, ``failure``, ``stray``, ``evicted``, ``drained``, ``closed``). Idle workers past their
+        idle time, and those that sent anything since their last call ended, are recycled first. All zeros
+        when warm workers are off.
         """
         if self._workers is None:
             return WorkerPool(PoolLimits(1, 1, 1, 1, 1)).stats() | {

@@ -21,7 +21,7 @@ from .exchange import Spare
 from .slots import Slot
 
 # Why a worker was retired (the keys of ``PoolStats.recycles``).
-RECYCLE_REASONS = ("calls", "idle", "memory", "failure", "stray", "evicted", "drained", "closed")
+RECYCLE_REASONS = ("calls", "idle", "memory", "threads", "failure", "stray", "evicted", "drained", "closed")
 
 
 @dataclass(eq=False)

@@ -206,29 +206,27 @@ def test_each_call_keeps_its_own_data_call_bound(box, make_bundle):
 
 
 def test_a_request_for_an_ended_call_is_refused_and_kills_the_worker(box, make_bundle):
-    """A thread the handler leaves running sends a data call after its call ended: the caller of that call
-    is gone, so nobody answers it; the worker is retired and the next call runs in a fresh one.
+    """A timer the handler set sends a data call after its call ended: the caller of that call is gone, so
+    nobody answers it; the worker is retired and the next call runs in a fresh one.
     """
     bundle = make_bundle(
         """
-        import os, struct, threading, time
+        import os, signal, struct
 
         CALLS = []
 
-        def late():
-            time.sleep(0.05)  # the call has ended by now
+        def late(signum, frame):
             frame = b'{"op": "records.get", "args": {"collection": "c", "id": "stray"}}'
             os.write(3, struct.pack(">I", len(frame)) + frame)
 
         def handle(request):
             CALLS.append(1)
             if len(CALLS) == 1:
-                threading.Thread(target=late).start()
+                signal.signal(signal.SIGALRM, late)
+                signal.setitimer(signal.ITIMER_REAL, 0.05)  # fires while the worker waits for a call
             return len(CALLS)
         """
     )
-    if box.tier_level == 3:
-        pytest.skip("tier 3 allows no thread")
     key = f"stray:{bundle}"
     answered = []
 
@@ -243,6 +241,31 @@ def test_a_request_for_an_ended_call_is_refused_and_kills_the_worker(box, make_b
         assert time.monotonic() < deadline, "the stray request was never noticed"
     assert call(box, bundle, key=key, broker=broker) == 1  # a fresh worker
     assert answered == []
+
+
+def test_a_thread_left_running_after_a_call_retires_the_worker(box, make_bundle):
+    """Threads are bounded per call: one that outlives its call would outlive the call's time limit."""
+    bundle = make_bundle(
+        """
+        import threading, time
+
+        CALLS = []
+
+        def handle(request):
+            CALLS.append(1)
+            if request.body.get("leave_a_thread"):
+                threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+            return len(CALLS)
+        """
+    )
+    if box.tier_level == 3:
+        pytest.skip("tier 3 allows no thread")
+    key = f"threads:{bundle}"
+    assert call(box, bundle, key=key) == 1
+    before = box.pool_stats()["recycles"]["threads"]
+    assert call(box, bundle, key=key, body={"leave_a_thread": True}) == 2
+    assert box.pool_stats()["recycles"]["threads"] == before + 1
+    assert call(box, bundle, key=key) == 1  # a fresh worker, without the thread
 
 
 def test_drain_retires_the_workers_of_an_app(box, make_bundle):
