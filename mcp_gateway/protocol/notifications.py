@@ -65,7 +65,7 @@ def shown(tenant: Tenant, caller: Caller, kind: str) -> list:
     if kind == TOOLS:
         return [entry.tool for entry in listed_tools(tenant, caller)]
     if kind == RESOURCES:
-        return [entry.listed() for entry in visible_resources(tenant, caller)]
+        return [entry.listed for entry in visible_resources(tenant, caller)]
     return [entry.prompt for entry in visible_prompts(tenant, caller)]
 
 

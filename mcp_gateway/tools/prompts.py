@@ -29,7 +29,7 @@ from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, Ro
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import Asked, HandlerAsked
 from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.catalog import catalog_for
+from mcp_gateway.tools.catalog import catalog_for, view_key
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.resources import ReadRequest, ResourceEntry, resource_catalog, run_read_route
@@ -98,6 +98,18 @@ def _app_prompts(
 class PromptCatalog:
     entries: list[PromptEntry]
     by_name: dict[str, PromptEntry] = field(init=False)
+    _views: dict[tuple, list[PromptEntry]] = field(default_factory=dict, init=False, repr=False)
+
+    def visible(self, caller: Caller) -> list[PromptEntry]:
+        """The prompts ``caller`` may use, kept per view (role combinations are few)."""
+        key = view_key(caller, app_tools=True)
+        found = self._views.get(key)
+        if found is None:
+            found = [e for e in self.entries if e.visible_to(caller)]
+            if len(self._views) > 256:
+                self._views.clear()
+            self._views[key] = found
+        return found
 
     def __post_init__(self) -> None:
         self.by_name = {e.wire_name: e for e in self.entries}
@@ -121,7 +133,7 @@ def prompt_catalog(tenant: Tenant) -> PromptCatalog:
 def visible_prompts(tenant: Tenant, caller: Caller) -> list[PromptEntry]:
     if not tenant.setting("customAppsMcpTools"):
         return []
-    return [e for e in prompt_catalog(tenant).entries if e.visible_to(caller)]
+    return prompt_catalog(tenant).visible(caller)
 
 
 def list_prompts(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListPromptsResult:

@@ -17,6 +17,7 @@ a deploy, a setting or a role change is seen on the next request, as for tools.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
 from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.catalog import catalog_for
+from mcp_gateway.tools.catalog import catalog_for, view_key
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
 from mcp_gateway.tools.links import platform_origin
 from mcp_gateway.tools.results import handler_message
@@ -99,6 +100,8 @@ class ResourceEntry:
     def is_template(self) -> bool:
         return self.pattern.is_template
 
+    # Built once per catalog: a listing hands out the same objects, as tools/list does.
+    @functools.cached_property
     def listed(self) -> types.Resource | types.ResourceTemplate:
         if self.is_template:
             return types.ResourceTemplate(
@@ -127,6 +130,18 @@ class ResourceCatalog:
     entries: list[ResourceEntry]
     by_uri: dict[str, ResourceEntry] = field(init=False)
     by_app: dict[str, list[ResourceEntry]] = field(init=False)
+    _views: dict[tuple, list[ResourceEntry]] = field(default_factory=dict, init=False, repr=False)
+
+    def visible(self, caller: Caller) -> list[ResourceEntry]:
+        """The entries ``caller`` may list, kept per view (role combinations are few)."""
+        key = view_key(caller, app_tools=True)
+        found = self._views.get(key)
+        if found is None:
+            found = [e for e in self.entries if e.visible_to(caller)]
+            if len(self._views) > 256:
+                self._views.clear()
+            self._views[key] = found
+        return found
 
     def __post_init__(self) -> None:
         self.by_uri = {e.pattern.uri: e for e in self.entries if not e.is_template}
@@ -381,7 +396,7 @@ def visible_resources(tenant: Tenant, caller: Caller) -> list[ResourceEntry]:
     """The resources and templates ``caller`` may list, in the catalog's order."""
     if not tenant.setting("customAppsMcpTools"):
         return []
-    return [e for e in resource_catalog(tenant).entries if e.visible_to(caller)]
+    return resource_catalog(tenant).visible(caller)
 
 
 def change_markers(tenant: Tenant, uris: set[str]) -> dict[str, tuple]:
@@ -419,7 +434,7 @@ def list_resources(tenant: Tenant, caller: Caller, cursor: str | None) -> types.
     static = [e for e in visible_resources(tenant, caller) if not e.is_template]
     page, next_cursor = page_of(static, "r", cursor)
     return types.ListResourcesResult(
-        resources=[e.listed() for e in page],
+        resources=[e.listed for e in page],
         next_cursor=next_cursor,
         ttl_ms=LIST_TTL_MS,
         cache_scope="private",
@@ -435,7 +450,7 @@ def list_templates(tenant: Tenant, caller: Caller, cursor: str | None) -> types.
     templates = [e for e in visible_resources(tenant, caller) if e.is_template]
     page, next_cursor = page_of(templates, "rt", cursor)
     return types.ListResourceTemplatesResult(
-        resource_templates=[e.listed() for e in page],
+        resource_templates=[e.listed for e in page],
         next_cursor=next_cursor,
         ttl_ms=LIST_TTL_MS,
         cache_scope="private",
