@@ -14,17 +14,15 @@ import mcp.types as types
 from django.utils import timezone
 
 from mcp_gateway.exceptions import TaskLimitReached
-from mcp_gateway.limits.rate_limits import enforce_rate_limit
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.mcp_tasks.runs import audit_lost
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.calls import resolve_tool
-from mcp_gateway.tools.confirmation import Confirmation, refusal
+from mcp_gateway.tools.calls import preflight, resolve_tool
+from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.modes import refuse_task_call
-from mcp_gateway.tools.results import error_result, invalid_arguments_result
+from mcp_gateway.tools.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -93,17 +91,8 @@ def _create(
     entry = resolve_tool(tenant, caller, name)
     refuse_task_call(entry)
     audit["app_name"] = entry.app_name or ""
-    problems = argument_problems(entry.validator, arguments)
-    if problems:
-        audit["outcome"] = Outcome.INVALID_ARGUMENTS
-        return _wire(invalid_arguments_result(problems))
-    refused = enforce_rate_limit(tenant, caller, entry)
+    refused = preflight(tenant, caller, entry, arguments, audit, confirmation)  # the run goes on this yes
     if refused is not None:
-        audit["outcome"] = Outcome.RATE_LIMITED
-        return _wire(refused)
-    refused = refusal(tenant, entry, confirmation)  # the run will go ahead on this call's yes
-    if refused is not None:
-        audit["outcome"] = Outcome.DECLINED
         return _wire(refused)
     try:
         task = task_store.create(tenant, caller, name, arguments, ttl_ms)

@@ -103,6 +103,35 @@ def call_tool(
         )
 
 
+def preflight(
+    tenant: Tenant,
+    caller: Caller,
+    entry: CatalogEntry,
+    arguments: dict,
+    audit: dict,
+    confirmation: Confirmation | None,
+    *,
+    count_call: bool = True,
+) -> types.CallToolResult | None:
+    """The checks of every tools/call (run now or as a task) once its tool is resolved, in order:
+    arguments against ``inputSchema``, the rate limit (``count_call``: this call counts), the
+    confirmation. The refusal to answer with, its outcome in ``audit``; None when the call may go on.
+    """
+    problems = argument_problems(entry.validator, arguments)
+    if problems:
+        audit["outcome"] = Outcome.INVALID_ARGUMENTS
+        return invalid_arguments_result(problems)
+    refused = enforce_rate_limit(tenant, caller, entry) if count_call else None
+    if refused is not None:
+        audit["outcome"] = Outcome.RATE_LIMITED
+        return refused
+    refused = refusal(tenant, entry, confirmation)
+    if refused is not None:
+        audit["outcome"] = Outcome.DECLINED
+        return refused
+    return None
+
+
 def _call(
     tenant: Tenant,
     caller: Caller,
@@ -118,18 +147,9 @@ def _call(
     entry = resolve_tool(tenant, caller, name)
     if not as_task:
         refuse_synchronous_call(entry)
-    problems = argument_problems(entry.validator, arguments)
-    if problems:
-        audit["outcome"] = Outcome.INVALID_ARGUMENTS
-        return invalid_arguments_result(problems)
-    # A task's run was counted when its tools/call created it (task_calls.py).
-    refused = None if as_task else enforce_rate_limit(tenant, caller, entry)
+    # A task's run was counted when its tools/call created it (mcp_tasks/calls.py).
+    refused = preflight(tenant, caller, entry, arguments, audit, confirmation, count_call=not as_task)
     if refused is not None:
-        audit["outcome"] = Outcome.RATE_LIMITED
-        return refused
-    refused = refusal(tenant, entry, confirmation)
-    if refused is not None:
-        audit["outcome"] = Outcome.DECLINED
         return refused
     if entry.builtin is not None:
         result = _call_builtin(tenant, caller, entry, arguments, audit)
