@@ -130,7 +130,10 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
     """
     with transaction.atomic():
         locked = (
-            AgentRun.all_tenants.select_for_update().select_related("agent", "tenant", "user").get(pk=run.pk)
+            # Lock the run's row only: PostgreSQL refuses FOR UPDATE on the nullable side of the user join.
+            AgentRun.all_tenants.select_for_update(of=("self",))
+            .select_related("agent", "tenant", "user")
+            .get(pk=run.pk)
         )
         if locked.finished:
             raise RunFinished(locked.run_id, locked.status)

@@ -22,6 +22,27 @@ def _fresh_throttles():
     cache.clear()
 
 
+# One live server per test process: the platform's ASGI app starts its MCP session manager once, so
+# every package's tests that need a real server share this one (defined once, here).
+@pytest.fixture(scope="session")
+def live_url(django_db_setup, django_db_blocker):
+    """The platform served by uvicorn on a free port, in a thread (session-wide)."""
+    from django.conf import settings
+
+    from lowcode_platform.asgi import application
+    from tests.support.servers import drop_server_connections, served
+
+    settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
+    with served(application) as url:
+        yield url
+    drop_server_connections(django_db_blocker)
+
+
+@pytest.fixture
+def mcp_url(live_url, transactional_db):
+    return lambda slug="acme": f"{live_url}/t/{slug}/mcp"
+
+
 @pytest.fixture
 def make_tenant(db):
     def make(slug: str | None = None, **kwargs) -> Tenant:

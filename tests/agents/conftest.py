@@ -12,7 +12,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agents import definitions
 from agents.execution import execute_run
 from agents.models import AgentRun
-from tests.mcp_gateway.conftest import live_url, mcp_url  # noqa: F401 (the live server's fixtures)
 from tests.support.apps import cases_manifest_plus
 
 _names = itertools.count(1)

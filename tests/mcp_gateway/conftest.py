@@ -1,4 +1,4 @@
-"""A real server (uvicorn on a free port, in a thread) and the official MCP client against it."""
+"""The official MCP client against the live server (``live_url``, ``mcp_url``: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,25 +9,6 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
-from tests.support.servers import drop_server_connections, served
-
-
-@pytest.fixture(scope="session")
-def live_url(django_db_setup, django_db_blocker):
-    from django.conf import settings
-
-    from lowcode_platform.asgi import application
-
-    settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
-    with served(application) as url:
-        yield url
-    drop_server_connections(django_db_blocker)
-
-
-@pytest.fixture
-def mcp_url(live_url, transactional_db):
-    return lambda slug="acme": f"{live_url}/t/{slug}/mcp"
 
 
 @asynccontextmanager
