@@ -182,7 +182,9 @@ class PlatformProcess:
         return json.loads(out[-1]) if out else None
 
     def migrate(self) -> None:
-        self.manage("migrate", "--noinput", "-v", "0")
+        # Every app's migrations on a fresh database: seconds on a quiet machine, but the suite runs
+        # in parallel beside it (and a CI host may be busy), so it gets more than a command's default.
+        self.manage("migrate", "--noinput", "-v", "0", timeout=360)
 
     def seed(self, *tenants: tuple[str, str]) -> list[dict]:
         """Each ``(slug, prefix)`` tenant with the test app, in one go; ``platform_seed.seed``'s answers."""
