@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 
@@ -33,7 +34,7 @@ def test_a_line_names_the_error_id_in_its_message_and_the_current_trace_id():
 
 
 def test_every_line_has_both_keys_even_without_an_error_or_a_request():
-    line = _line("started")
+    line = contextvars.Context().run(_line, "started")  # outside any request or task
     assert line["error_id"] is None and line["trace_id"] is None
 
 
