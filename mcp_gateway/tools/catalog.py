@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from tenants.models import Tenant
 from tenants.rate_limit_rule import RateLimit
 
 T = TypeVar("T")
+E = TypeVar("E")  # a catalog entry: anything with visible_to(caller)
 # The toolDiscovery value that lists only built-ins and pinned tools.
 SEARCH_MODE = "search"
 
@@ -161,6 +162,16 @@ def listed_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
     if tenant.setting("toolDiscovery") != SEARCH_MODE:
         return visible
     return [e for e in visible if e.builtin is not None or e.pinned]
+
+
+def caller_view(views: BoundedCache[tuple, list[E]], entries: Iterable[E], caller: Caller) -> list[E]:
+    """The ``entries`` ``caller`` may see (each one's ``visible_to``), kept per view in ``views``: role
+    combinations are few. Resources and prompts keep their views with this one rule."""
+    key = view_key(caller, app_tools=True)
+    found = views.get(key)
+    if found is None:
+        found = views.put(key, [e for e in entries if e.visible_to(caller)])
+    return found
 
 
 def view_key(caller: Caller, *, app_tools: bool, ui_host: bool = False) -> tuple:

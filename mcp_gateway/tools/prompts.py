@@ -25,11 +25,12 @@ from apps_runtime.deploy import active_manifests, prompt_wire_names
 from apps_runtime.dispatch import load_app, may_use_route
 from apps_runtime.manifest import defaults
 from apps_runtime.manifest.schema import PROMPT_ROLES
+from core.caches import BoundedCache
 from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import Asked, HandlerAsked
 from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.catalog import catalog_for, view_key
+from mcp_gateway.tools.catalog import caller_view, catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.resources import ReadRequest, ResourceEntry, resource_catalog, run_read_route
@@ -98,18 +99,13 @@ def _app_prompts(
 class PromptCatalog:
     entries: list[PromptEntry]
     by_name: dict[str, PromptEntry] = field(init=False)
-    _views: dict[tuple, list[PromptEntry]] = field(default_factory=dict, init=False, repr=False)
+    _views: BoundedCache[tuple, list[PromptEntry]] = field(
+        default_factory=lambda: BoundedCache(256), init=False, repr=False
+    )
 
     def visible(self, caller: Caller) -> list[PromptEntry]:
         """The prompts ``caller`` may use, kept per view (role combinations are few)."""
-        key = view_key(caller, app_tools=True)
-        found = self._views.get(key)
-        if found is None:
-            found = [e for e in self.entries if e.visible_to(caller)]
-            if len(self._views) > 256:
-                self._views.clear()
-            self._views[key] = found
-        return found
+        return caller_view(self._views, self.entries, caller)
 
     def __post_init__(self) -> None:
         self.by_name = {e.wire_name: e for e in self.entries}

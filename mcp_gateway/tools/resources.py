@@ -39,12 +39,13 @@ from apps_runtime.routes import compile_route
 from apps_runtime.screens import SCREEN_MIME_TYPE, SDK_PATH, UI_SCHEME, ui_csp, ui_meta
 from apps_runtime.screens import render as render_screen
 from apps_runtime.wire_names import wire_name
+from core.caches import BoundedCache
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
 from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.catalog import catalog_for, view_key
+from mcp_gateway.tools.catalog import caller_view, catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
 from mcp_gateway.tools.links import platform_origin
 from mcp_gateway.tools.results import handler_message
@@ -130,18 +131,13 @@ class ResourceCatalog:
     entries: list[ResourceEntry]
     by_uri: dict[str, ResourceEntry] = field(init=False)
     by_app: dict[str, list[ResourceEntry]] = field(init=False)
-    _views: dict[tuple, list[ResourceEntry]] = field(default_factory=dict, init=False, repr=False)
+    _views: BoundedCache[tuple, list[ResourceEntry]] = field(
+        default_factory=lambda: BoundedCache(256), init=False, repr=False
+    )
 
     def visible(self, caller: Caller) -> list[ResourceEntry]:
         """The entries ``caller`` may list, kept per view (role combinations are few)."""
-        key = view_key(caller, app_tools=True)
-        found = self._views.get(key)
-        if found is None:
-            found = [e for e in self.entries if e.visible_to(caller)]
-            if len(self._views) > 256:
-                self._views.clear()
-            self._views[key] = found
-        return found
+        return caller_view(self._views, self.entries, caller)
 
     def __post_init__(self) -> None:
         self.by_uri = {e.pattern.uri: e for e in self.entries if not e.is_template}
