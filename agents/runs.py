@@ -24,7 +24,8 @@ from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import provider_endpoint
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import record_call
-from tenants.models import Membership, Tenant
+from tenants.authority import is_tenant_admin, is_tenant_member
+from tenants.models import Tenant
 
 logger = logging.getLogger("agents.runs")
 Status = AgentRun.Status
@@ -46,12 +47,6 @@ class InvalidInput(AgentError):
         super().__init__(f"input: the user's message, a non-empty string of at most {INPUT_MAX} characters")
 
 
-def _is_admin(tenant: Tenant, user: AbstractBaseUser) -> bool:
-    if user.is_superuser:
-        return True
-    return Membership.objects.for_tenant(tenant).filter(user_id=user.pk, is_admin=True).exists()
-
-
 def start_run(tenant: Tenant, agent: Agent, user: AbstractBaseUser, message: object) -> AgentRun:
     """Queue a run of ``agent`` on the member's message; its first slice starts once this commits.
 
@@ -64,7 +59,7 @@ def start_run(tenant: Tenant, agent: Agent, user: AbstractBaseUser, message: obj
     """
     if not isinstance(message, str) or not message.strip() or len(message) > INPUT_MAX:
         raise InvalidInput()
-    if not user.is_superuser and not Membership.objects.for_tenant(tenant).filter(user_id=user.pk).exists():
+    if not is_tenant_member(tenant, user):
         raise NotAMemberOfTenant()
     provider_endpoint(agent.provider)
     if not ProviderKey.objects.for_tenant(tenant).filter(provider=agent.provider).exists():
@@ -81,7 +76,7 @@ def start_run(tenant: Tenant, agent: Agent, user: AbstractBaseUser, message: obj
 def access_run(tenant: Tenant, agent: Agent, run_id: str, user: AbstractBaseUser) -> AgentRun:
     """The run, if ``user`` may see it. Raises: RunNotFound (missing or not theirs, alike)."""
     run = AgentRun.objects.for_tenant(tenant).filter(agent=agent, run_id=run_id).first()
-    if run is None or (run.user_id != user.pk and not _is_admin(tenant, user)):
+    if run is None or (run.user_id != user.pk and not is_tenant_admin(tenant, user)):
         raise RunNotFound(run_id)
     catch_up(run)
     return run
@@ -90,7 +85,7 @@ def access_run(tenant: Tenant, agent: Agent, run_id: str, user: AbstractBaseUser
 def visible_runs(tenant: Tenant, agent: Agent, user: AbstractBaseUser, limit: int = 50) -> list[AgentRun]:
     """The newest runs of the agent ``user`` may see: their own, or all for admins."""
     runs = AgentRun.objects.for_tenant(tenant).filter(agent=agent).order_by("-created_at")
-    if not _is_admin(tenant, user):
+    if not is_tenant_admin(tenant, user):
         runs = runs.filter(user_id=user.pk)
     return list(runs[:limit])
 

@@ -18,8 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.exceptions import ConsoleNotFound
-from tenants.authority import require_tenant_admin
-from tenants.exceptions import NotAllowed
+from tenants.authority import standing
 from tenants.lookups import tenant_by_slug
 from tenants.models import Membership, Tenant
 
@@ -44,17 +43,10 @@ def open_tenant(user: AbstractBaseUser, slug: str, *, admin: bool) -> TenantPage
     tenant = tenant_by_slug(slug)
     if tenant is None:
         raise ConsoleNotFound()
-    membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first()
-    if membership is None and not user.is_superuser:
+    found = standing(tenant, user)
+    if not found.is_member or (admin and not found.is_admin):
         raise ConsoleNotFound()
-    try:
-        require_tenant_admin(tenant, user)
-        is_admin = True
-    except NotAllowed:
-        is_admin = False
-    if admin and not is_admin:
-        raise ConsoleNotFound()
-    return TenantPage(tenant=tenant, user=user, membership=membership, is_admin=is_admin)
+    return TenantPage(tenant=tenant, user=user, membership=found.membership, is_admin=found.is_admin)
 
 
 def tenant_page(*, admin: bool) -> Callable:

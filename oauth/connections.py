@@ -10,7 +10,8 @@ from oauth2_provider.models import get_refresh_token_model
 
 from oauth.exceptions import ConnectionNotFound
 from oauth.models import Connection
-from tenants.models import Membership, Tenant, TenantAuditLog
+from tenants.authority import is_tenant_admin
+from tenants.models import Tenant, TenantAuditLog
 
 REASON_USER = "revoked"
 REASON_CLIENT = "revoked by the client"
@@ -18,16 +19,10 @@ REASON_REFRESH_REPLAY = "refresh token replayed"
 REASON_CODE_REPLAY = "authorization code replayed"
 
 
-def _sees_all(tenant: Tenant, user: AbstractBaseUser) -> bool:
-    if user.is_superuser:
-        return True
-    return Membership.objects.for_tenant(tenant).filter(user_id=user.pk, is_admin=True).exists()
-
-
 def visible_connections(tenant: Tenant, user: AbstractBaseUser) -> QuerySet[Connection]:
     """The tenant's connections ``user`` may see: all for tenant admins and superusers, else their own."""
     rows = Connection.objects.for_tenant(tenant).select_related("user", "application")
-    return rows if _sees_all(tenant, user) else rows.filter(user_id=user.pk)
+    return rows if is_tenant_admin(tenant, user) else rows.filter(user_id=user.pk)
 
 
 def access_connection(tenant: Tenant, user: AbstractBaseUser, connection_id: int) -> Connection:

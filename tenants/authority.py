@@ -8,7 +8,9 @@ nothing is refused to them.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from tenants.exceptions import NotAllowed, NotAMember
 from tenants.models import Membership, Tenant
@@ -32,6 +34,47 @@ def require_platform_operator(what: str, acting_user: AbstractBaseUser | None) -
         raise NotAllowed(what, PLATFORM_OPERATORS)
 
 
+@dataclass(frozen=True)
+class Standing:
+    """What a user is in one tenant: their membership (None: not a member) and whether they are a
+    platform operator, who may open and change every tenant without belonging to it."""
+
+    membership: Membership | None
+    operator: bool
+
+    @property
+    def is_member(self) -> bool:
+        """May open the tenant: a member, or a platform operator."""
+        return self.operator or self.membership is not None
+
+    @property
+    def is_admin(self) -> bool:
+        """May change the tenant: one of its admins, or a platform operator."""
+        return self.operator or (self.membership is not None and self.membership.is_admin)
+
+
+def standing(tenant: Tenant, user: AbstractBaseUser | AnonymousUser | None) -> Standing:
+    """The one membership and tenant-admin rule (one query): every API permission, console gate,
+    action check, connection list and agent run asks it.
+
+    ``None`` is the shell operator; an anonymous user is nobody in any tenant.
+    """
+    if user is None:
+        return Standing(membership=None, operator=True)
+    membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first() if user.pk else None
+    return Standing(membership=membership, operator=bool(user.is_superuser))
+
+
+def is_tenant_member(tenant: Tenant, user: AbstractBaseUser | AnonymousUser | None) -> bool:
+    """``standing(tenant, user).is_member``: a member of ``tenant`` or a platform operator."""
+    return standing(tenant, user).is_member
+
+
+def is_tenant_admin(tenant: Tenant, user: AbstractBaseUser | AnonymousUser | None) -> bool:
+    """``standing(tenant, user).is_admin``: an admin of ``tenant`` or a platform operator."""
+    return standing(tenant, user).is_admin
+
+
 def require_tenant_admin(tenant: Tenant, acting_user: AbstractBaseUser | None) -> None:
     """Refuse changes to ``tenant`` to anyone but its admins and platform operators.
 
@@ -41,9 +84,7 @@ def require_tenant_admin(tenant: Tenant, acting_user: AbstractBaseUser | None) -
     Raises:
         NotAllowed: acting_user is not an admin of this tenant.
     """
-    if is_platform_operator(acting_user):
-        return
-    if not Membership.objects.for_tenant(tenant).filter(user_id=acting_user.pk, is_admin=True).exists():
+    if not is_tenant_admin(tenant, acting_user):
         who = f"admins of '{tenant.slug}' and {PLATFORM_OPERATORS}"
         raise NotAllowed(f"changing tenant '{tenant.slug}'", who)
 
@@ -63,7 +104,7 @@ def token_holder(tenant: Tenant, username: str, *, acting_user: AbstractBaseUser
     """
     if is_platform_operator(acting_user):
         user = access_user(username)
-        if not user.is_superuser and not Membership.objects.for_tenant(tenant).filter(user=user).exists():
+        if not is_tenant_member(tenant, user):
             raise NotAMember(username, tenant.slug)
         return user
     require_tenant_admin(tenant, acting_user)

@@ -10,9 +10,10 @@ from enum import Enum
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from core.caches import BoundedCache
+from tenants.authority import standing
 from tenants.exceptions import InvalidToken
 from tenants.lookups import token_with_user
-from tenants.models import ApiToken, Membership, Tenant
+from tenants.models import ApiToken, Tenant
 from tenants.tokens import check_token, parse_token
 
 
@@ -84,17 +85,18 @@ def anonymous_caller(tenant: Tenant) -> Caller:
 def caller_for(
     tenant: Tenant, user: AbstractBaseUser | AnonymousUser, token: ApiToken | None = None
 ) -> Caller:
-    """The caller ``user`` is in ``tenant`` (one query for the membership)."""
+    """The caller ``user`` is in ``tenant`` (one query for the membership: ``authority.standing``)."""
     if not user.is_authenticated or not user.is_active:
         return anonymous_caller(tenant)
-    membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first()
+    found = standing(tenant, user)
+    membership = found.membership
     return Caller(
         tenant_id=tenant.pk,
         user_id=user.pk,
         username=user.get_username(),
         is_member=membership is not None,
         is_superuser=user.is_superuser,
-        is_tenant_admin=bool(membership and membership.is_admin),
+        is_tenant_admin=found.is_admin,
         roles=frozenset(membership.roles if membership else ()),
         token_id=token.pk if token else None,
         read_only=bool(token and token.read_only),
