@@ -29,7 +29,7 @@ from pydantic_core import SchemaValidator, core_schema
 from agents.steps import StepRecorder
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
-from mcp_gateway.tools.builtin_specs import SEARCH_TOOLS
+from mcp_gateway.tools.builtins import SEARCH_TOOLS
 from mcp_gateway.tools.calls import call_tool
 from mcp_gateway.tools.catalog import CatalogEntry, listed_tools, visible_tools
 from mcp_gateway.tools.confirmation import Confirmation, Verdict

@@ -49,7 +49,7 @@ import anyio  # noqa: E402
 
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
-from mcp_gateway.tools.builtins import records_create  # noqa: E402
+from mcp_gateway.tools.builtin_records import records_create  # noqa: E402
 from tenants import actions  # noqa: E402
 from tenants.callers import caller_for  # noqa: E402
 

@@ -1,85 +1,246 @@
-"""The built-in tools: records of the tenant's apps, with the caller's permissions, and tool search."""
+"""The one registry of the built-in tools every tenant's endpoint offers next to its apps' tools.
+
+Each ``Builtin`` holds what the catalog lists (title, description, schemas, annotations) and the
+handler ``tools/call`` runs. Their names, and the order ``tools/list`` shows them in, are
+``apps_runtime.wire_names.BUILTIN_TOOLS``: the runtime reserves their wire names at deploy and may
+not import the gateway, so this registry is checked against that tuple when it is built.
+
+A handler is named by its dotted path and imported on its first call: ``search_tools`` reads the
+catalog, and the catalog lists these descriptors, so the registry cannot import it.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from django.conf import settings
+from django.utils.module_loading import import_string
+
 from apps_runtime import records
-from apps_runtime.compiled import compiled_version
-from apps_runtime.dispatch import load_app
-from apps_runtime.exceptions import AppNotFound
-from apps_runtime.models import App
-from apps_runtime.records import RecordsScope
-from mcp_gateway.tools.output_budget import output_budget
-from mcp_gateway.tools.tool_search import search_tools
+from apps_runtime.wire_names import BUILTIN_TOOLS
 from tenants.callers import Caller
 from tenants.models import Tenant
 
-
-def _scope(tenant: Tenant, caller: Caller, app_name: str) -> RecordsScope:
-    """Records of an app the caller may open; an app they may not open is "unknown"."""
-    loaded = load_app(tenant, app_name)
-    if not loaded.compiled.access.allows(caller):
-        raise AppNotFound(app_name)
-    return RecordsScope(tenant.pk, loaded.app.pk, loaded.compiled, caller)
+_APP = {"type": "string", "description": "The app's name (see collections_list)."}
+_COLLECTION = {"type": "string", "description": "The collection's name within the app."}
+_ID = {"type": "string", "description": "The record's id."}
+_DATA = {"type": "object", "description": "The record's fields, checked against the collection's schema."}
 
 
-def collections_list(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    apps = []
-    rows = (
-        App.objects.for_tenant(tenant).filter(active_version__isnull=False).select_related("active_version")
+@dataclass(frozen=True)
+class Builtin:
+    """One built-in tool: its descriptor and its handler ``(tenant, caller, arguments) -> JSON``."""
+
+    name: str
+    title: str
+    description: str
+    build_input_schema: Callable[[], dict]
+    annotations: dict
+    handler: str  # dotted path, imported on the first call (see the module docstring)
+    output_schema: dict | None = None
+
+    @property
+    def input_schema(self) -> dict:
+        """Built with each tenant catalog, so it follows the settings (``RECORDS_QUERY_MAX_WHERE_KEYS``)."""
+        return self.build_input_schema()
+
+    @property
+    def read_only(self) -> bool:
+        return self.annotations.get("readOnlyHint") is True
+
+    def __call__(self, tenant: Tenant, caller: Caller, arguments: dict) -> Any:
+        """Run the handler as ``caller`` (arguments already checked against ``input_schema``)."""
+        return _handler(self.handler)(tenant, caller, arguments)
+
+
+@functools.cache
+def _handler(path: str) -> Callable[[Tenant, Caller, dict], Any]:
+    return import_string(path)
+
+
+def _annotations(*, read_only: bool, destructive: bool = False, idempotent: bool = True) -> dict:
+    # The MCP hints of a tool that works inside the tenant only (openWorldHint false).
+    return {
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": False,
+    }
+
+
+READS = _annotations(read_only=True)
+
+
+def _object(properties: dict, required: list[str]) -> dict:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _records_query_schema() -> dict:
+    # Field names follow apps_runtime.records.check_query, the one place of that rule (handlers reach
+    # it without this schema): the descriptions say it in words, and check_query's refusal says what
+    # a filter can do, where a pattern here would answer a bare regex.
+    return _object(
+        {
+            "app": _APP,
+            "collection": _COLLECTION,
+            "where": {
+                "type": "object",
+                "description": "Field name to exact value (string, number, boolean or null). Plain field "
+                "names only: letters, digits and single underscores, no '__' lookups.",
+                "maxProperties": settings.RECORDS_QUERY_MAX_WHERE_KEYS,
+                # No pattern here: a name such as qty__gt is refused by check_query, which says why
+                # in words ("filters are exact matches on field names") instead of a bare regex.
+                "propertyNames": {"maxLength": records.FIELD_NAME_MAX_LENGTH},
+                # anyOf rather than a type array, which some clients' schema checks warn about.
+                "additionalProperties": {
+                    "anyOf": [
+                        {"type": "string", "maxLength": records.WHERE_VALUE_MAX_CHARS},
+                        {"type": "number"},
+                        {"type": "boolean"},
+                        {"type": "null"},
+                    ]
+                },
+            },
+            "order_by": {
+                "type": "string",
+                "description": "A field name; prefix '-' for descending.",
+                "maxLength": records.FIELD_NAME_MAX_LENGTH + 1,
+            },
+            "limit": {"type": "integer", "minimum": 1, "maximum": records.MAX_LIMIT, "default": 50},
+            "cursor": {
+                "type": "string",
+                "description": "next_cursor of the previous page.",
+                "maxLength": records.CURSOR_MAX_CHARS,
+            },
+        },
+        ["app", "collection"],
     )
-    for app in rows.order_by("name"):
-        compiled = compiled_version(app.active_version)
-        if not compiled.access.allows(caller):
-            continue
-        scope = RecordsScope(tenant.pk, app.pk, compiled, caller)
-        collections = [
-            {"name": name, "schema": compiled.collections[name].validator.schema}
-            for name in records.collection_names(scope)
-        ]
-        apps.append({"app": app.name, "collections": collections})
-    return {"apps": apps}
 
 
-def records_query(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.query_records(
-        _scope(tenant, caller, args["app"]),
-        args["collection"],
-        where=args.get("where"),
-        order_by=args.get("order_by"),
-        limit=args.get("limit", 50),
-        cursor=args.get("cursor"),
-        # Stop at the output budget (a built-in tool's is the tenant's): what would be cut is not read.
-        max_bytes=output_budget(tenant, None, None).max_bytes,
-    )
+SEARCH_TOOLS = "search_tools"
+SEARCH_LIMIT_MAX = 20
+SEARCH_LIMIT_DEFAULT = 5
+SEARCH_QUERY_MAX_CHARS = 1000
 
-
-def records_get(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.get_record(_scope(tenant, caller, args["app"]), args["collection"], args["id"])
-
-
-def records_create(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.create_record(_scope(tenant, caller, args["app"]), args["collection"], args["data"])
-
-
-def records_update(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.update_record(
-        _scope(tenant, caller, args["app"]), args["collection"], args["id"], args["data"]
-    )
-
-
-def records_delete(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.delete_record(_scope(tenant, caller, args["app"]), args["collection"], args["id"])
-
-
-BUILTINS: dict[str, Callable[[Tenant, Caller, dict], Any]] = {
-    "collections_list": collections_list,
-    "records_query": records_query,
-    "records_get": records_get,
-    "records_create": records_create,
-    "records_update": records_update,
-    "records_delete": records_delete,
-    "search_tools": search_tools,
+_SEARCH_INPUT = _object(
+    {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": SEARCH_QUERY_MAX_CHARS,
+            "description": "What the user wants done, in their own words.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": SEARCH_LIMIT_MAX,
+            "default": SEARCH_LIMIT_DEFAULT,
+            "description": "Most tools to return.",
+        },
+    },
+    ["query"],
+)
+# Not closed (no additionalProperties: false): a result over the output budget gains "truncated".
+_SEARCH_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "tools": {
+            "type": "array",
+            "description": "Matching tools, best first, each exactly as tools/list describes it.",
+            "items": {"type": "object"},
+        },
+        "canSatisfyIntent": {"type": "boolean"},
+        "summary": {"type": "string"},
+        "nextSteps": {"type": "string"},
+    },
+    "required": ["tools", "canSatisfyIntent", "summary", "nextSteps"],
 }
+
+_RECORDS = "mcp_gateway.tools.builtin_records."
+
+
+def _registry(*builtins: Builtin) -> dict[str, Builtin]:
+    """``builtins`` by name, in the order of ``BUILTIN_TOOLS``.
+
+    Raises:
+        RuntimeError: the names are not exactly ``BUILTIN_TOOLS`` (a built-in added in one place only).
+    """
+    by_name = {builtin.name: builtin for builtin in builtins}
+    if sorted(by_name) != sorted(BUILTIN_TOOLS) or len(by_name) != len(builtins):
+        raise RuntimeError(f"built-in tools {sorted(by_name)} are not apps_runtime's BUILTIN_TOOLS")
+    return {name: by_name[name] for name in BUILTIN_TOOLS}
+
+
+BUILTINS: dict[str, Builtin] = _registry(
+    Builtin(
+        "collections_list",
+        "List collections",
+        "List the apps of this workspace and the record collections you may read in each, "
+        "with their schemas.",
+        partial(_object, {}, []),
+        READS,
+        _RECORDS + "collections_list",
+    ),
+    Builtin(
+        "records_query",
+        "Query records",
+        "Find records of a collection by exact field values, with ordering and pagination "
+        "(pass next_cursor back as cursor for the next page).",
+        _records_query_schema,
+        READS,
+        _RECORDS + "records_query",
+    ),
+    Builtin(
+        "records_get",
+        "Get a record",
+        "Read one record of a collection by its id.",
+        partial(_object, {"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
+        READS,
+        _RECORDS + "records_get",
+    ),
+    Builtin(
+        "records_create",
+        "Create a record",
+        "Create a record in a collection; the data must match the collection's schema.",
+        partial(
+            _object, {"app": _APP, "collection": _COLLECTION, "data": _DATA}, ["app", "collection", "data"]
+        ),
+        _annotations(read_only=False, idempotent=False),
+        _RECORDS + "records_create",
+    ),
+    Builtin(
+        "records_update",
+        "Update a record",
+        "Merge fields into a record; fields not given keep their values.",
+        partial(
+            _object,
+            {"app": _APP, "collection": _COLLECTION, "id": _ID, "data": _DATA},
+            ["app", "collection", "id", "data"],
+        ),
+        _annotations(read_only=False, destructive=True),
+        _RECORDS + "records_update",
+    ),
+    Builtin(
+        "records_delete",
+        "Delete a record",
+        "Delete a record of a collection by its id. This cannot be undone.",
+        partial(_object, {"app": _APP, "collection": _COLLECTION, "id": _ID}, ["app", "collection", "id"]),
+        _annotations(read_only=False, destructive=True),
+        _RECORDS + "records_delete",
+    ),
+    Builtin(
+        SEARCH_TOOLS,
+        "Search tools",
+        "Find the tools of this workspace that can do what the user asks, best first, described as "
+        "tools/list describes them. Use it when no listed tool fits: then call the tool it returns by "
+        "its name.",
+        lambda: _SEARCH_INPUT,
+        READS,
+        "mcp_gateway.tools.tool_search.search_tools",
+        _SEARCH_OUTPUT,
+    ),
+)

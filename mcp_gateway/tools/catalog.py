@@ -22,7 +22,7 @@ from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from core.caches import BoundedCache
-from mcp_gateway.tools.builtin_specs import BUILTIN_SPECS, SEARCH_TOOLS
+from mcp_gateway.tools.builtins import BUILTINS, SEARCH_TOOLS
 from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
 from mcp_gateway.tools.search_index import SearchIndex
@@ -239,7 +239,7 @@ def _ui_meta(ui: dict | None) -> dict | None:
 def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:
     names = {builtin: wire for wire, builtin in builtin_wire_names(tenant).items()}
     entries = []
-    for spec in BUILTIN_SPECS:
+    for spec in BUILTINS.values():
         wire = names[spec.name]
         entries.append(
             CatalogEntry(
@@ -252,7 +252,7 @@ def _builtin_entries(tenant: Tenant) -> list[CatalogEntry]:
                     output_schema=spec.output_schema,
                     annotations=_annotations(spec.annotations),
                 ),
-                read_only=spec.annotations.get("readOnlyHint") is True,
+                read_only=spec.read_only,
                 builtin=spec.name,
             )
         )

@@ -18,7 +18,7 @@ from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import prompts, resources, token_estimate
-from mcp_gateway.tools.builtin_specs import SEARCH_LIMIT_DEFAULT
+from mcp_gateway.tools.builtins import SEARCH_LIMIT_DEFAULT
 from tenants.actions import clean_roles
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant

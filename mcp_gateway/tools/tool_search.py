@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
-from mcp_gateway.tools.builtin_specs import SEARCH_LIMIT_DEFAULT
+from mcp_gateway.tools.builtins import SEARCH_LIMIT_DEFAULT
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, visible_tools
 from tenants.callers import Caller
 from tenants.models import Tenant
