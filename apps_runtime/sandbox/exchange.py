@@ -10,7 +10,6 @@ import select
 import signal
 import socket
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from .exceptions import BrokerError
@@ -136,6 +135,25 @@ class _Conversation:
         return self.t.final is not None or self.t.violation is not None or self.t.exit is not None
 
 
+def _read_ready(fd: int) -> tuple[bytes, bool]:
+    """Read what poll said is there: one read, unless it filled a whole chunk (then on to the budget). A short
+    read took all there was (a stream socket or a pipe hands over what it holds), so no second read waits for
+    EAGAIN; what comes later wakes the poll again. Returns (data, at_eof).
+    """
+    try:
+        chunk = os.read(fd, _READ_CHUNK)
+    except BlockingIOError:
+        return b"", False
+    except (ConnectionResetError, BrokenPipeError):
+        return b"", True
+    if not chunk:
+        return b"", True
+    if len(chunk) < _READ_CHUNK:
+        return chunk, False
+    more, eof = _read_available(fd, _READ_BUDGET - len(chunk))
+    return chunk + more, eof
+
+
 def _read_available(fd: int, budget: int = _READ_BUDGET) -> tuple[bytes, bool]:
     """Read what is there (up to about ``budget`` bytes) without blocking; returns (data, at_eof)."""
     chunks = []
@@ -170,7 +188,7 @@ class Spare:
         self.zygote = zygote
         self.call_id = call_id
         self.pidfd: int | None = None  # a warm worker's, from the Forked report (see ``take_pidfd``)
-        self._stat_fd: int | None = None  # its /proc/<pid>/stat, kept open: read after every call
+        self._task_fd: int | None = None  # its /proc/<pid>/task, kept open: its threads, after every call
         self.sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.log_r, log_w = os.pipe()
         # A socket, not a pipe: the Forked report carries the child's pidfd.
@@ -186,6 +204,10 @@ class Spare:
             child_sock.close()
             os.close(log_w)
             os.close(report_w)
+        # The host's ends never block (the exchange polls them); set once here, not on every call of a worker.
+        self.sock.setblocking(False)
+        os.set_blocking(self.log_r, False)
+        os.set_blocking(self.report_r, False)
 
     def take_pidfd(self) -> bool:
         """Read the zygote's first report, ``Forked`` with the child's pidfd, for a warm worker (whose calls
@@ -210,7 +232,7 @@ class Spare:
             # The pidfd's fdinfo names the process in our own PID namespace, whatever namespace it is in.
             with open(f"/proc/self/fdinfo/{self.pidfd}") as info:
                 pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
-            self._stat_fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            self._task_fd = os.open(f"/proc/{pid}/task", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except (OSError, StopIteration, ValueError):
             return False
         return True
@@ -218,11 +240,12 @@ class Spare:
     def threads(self) -> int:
         """How many threads a warm worker runs now (0: it is gone)."""
         try:
-            stat = os.pread(self._stat_fd, 1024, 0)
+            links = os.fstat(self._task_fd).st_nlink
         except (OSError, TypeError):
             return 0
-        fields = stat.rsplit(b")", 1)[-1].split()
-        return int(fields[17]) if len(fields) > 17 else 0  # num_threads, field 20 of proc(5)
+        # procfs counts a task dir's links as 2 plus the process's live threads (proc_task_getattr), 2 once
+        # it is gone: one fstat, where reading /proc/<pid>/stat made the kernel format some 50 fields.
+        return max(0, links - 2)
 
     def idle_clean(self) -> bool:
         """A kept worker between calls: True when it sent nothing since its last answer and is alive. Its
@@ -240,7 +263,6 @@ class Spare:
         for fd, _event in poller.poll(0):
             if fd != self.log_r:
                 return False
-            os.set_blocking(self.log_r, False)
             _, eof = _read_available(self.log_r)
             if eof:
                 return False
@@ -254,18 +276,20 @@ class Spare:
             if self.pidfd is not None:
                 os.close(self.pidfd)
                 self.pidfd = None
-            if self._stat_fd is not None:
-                os.close(self._stat_fd)
-                self._stat_fd = None
+            if self._task_fd is not None:
+                os.close(self._task_fd)
+                self._task_fd = None
             self.sock = None
 
 
-def _keep_or_retire(conv: _Conversation, proto: int) -> None:
+def _keep_or_retire(conv: _Conversation) -> None:
     """After a warm worker's clean answer: keep it for its next call, unless it sent more after the answer
-    (a request for a call that is over).
+    (a request for a call that is over) in what the host has read. Anything it sends later is found by
+    ``Spare.idle_clean`` before the worker is given another call (or counted by the pool's stats), so no
+    read here waits for EAGAIN on every call.
     """
     t = conv.t
-    if conv.after_final or conv.frames.pending or _read_available(proto, 1)[0]:
+    if conv.after_final or conv.frames.pending:
         t.stray = True
         return
     t.kept = True
@@ -295,91 +319,108 @@ def exchange(
     t = Transcript()
     conv = _Conversation(limits, broker, t)
     started = time.monotonic()
-    zygote, call_id = spare.zygote, spare.call_id
-    with ExitStack() as stack:
-        stack.callback(lambda: t.kept or spare.close())
-        host_sock, log_r, report_r = spare.sock, spare.log_r, spare.report_r
+    armed = False
+    try:
         conv.child_deadline = started + limits.timeout_ms / 1000
         if keep:
             t.forked = True  # take_pidfd read the report
         else:
             try:
-                zygote.arm(call_id, conv.child_deadline)
+                spare.zygote.arm(spare.call_id, conv.child_deadline)
             except ZygoteLost:
                 t.zygote_lost = True
                 return t
-        stack.callback(lambda: t.exit is None and not t.kept and zygote.kill_call(call_id))
-
-        host_sock.setblocking(False)
-        proto = host_sock.fileno()
-        os.set_blocking(log_r, False)
-        os.set_blocking(report_r, False)
-        # The call's config first: the child reads it before any tenant code runs, so it can trust it.
-        conv.outbox += protocol.pack(config if type(config) is bytes else config.encode())
-        if code is not None:
-            conv.outbox += protocol.pack(code)
-        conv.outbox += protocol.pack(request_payload)
-        try:  # at once: the child is waiting for it, and the socket buffer takes a small request whole
-            del conv.outbox[: host_sock.send(conv.outbox)]
-        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
-            pass  # the poll loop sends the rest, or sees the child gone
-        backstop = conv.child_deadline + BACKSTOP_MARGIN_S
-        killed_at_deadline = False
-        poller = select.poll()
-        poller.register(log_r, select.POLLIN)
-        poller.register(report_r, select.POLLIN)
-        proto_open = True
-
-        while not conv.done:
-            if proto_open:
-                poller.register(proto, select.POLLIN | (select.POLLOUT if conv.outbox else 0))
-            until = backstop if not keep or killed_at_deadline else conv.child_deadline
-            events = poller.poll(max(0.0, until - time.monotonic()) * 1000)
-            for fd, event in events:
-                if fd == proto:
-                    if event & select.POLLOUT and conv.outbox:
-                        try:
-                            sent = host_sock.send(conv.outbox)
-                            del conv.outbox[:sent]
-                        except (BrokenPipeError, ConnectionResetError):
-                            conv.outbox.clear()
-                    if event & _IN:
-                        data, eof = _read_available(proto)
-                        conv.on_protocol(data)
-                        if eof:
-                            poller.unregister(proto)
-                            proto_open = False
-                elif fd == log_r:
-                    data, eof = _read_available(log_r)
-                    conv.on_log(data)
-                    if eof:
-                        poller.unregister(log_r)
-                elif fd == report_r:
-                    data, eof = _read_available(report_r)
-                    conv.on_report(data)
-                    if eof and t.exit is None:
-                        t.zygote_lost = True
-                        break
-            if t.zygote_lost:
-                break
-            if keep and not conv.done and not killed_at_deadline and time.monotonic() >= conv.child_deadline:
-                killed_at_deadline = True  # the zygote reaps it and reports its exit
-                try:
-                    signal.pidfd_send_signal(spare.pidfd, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass  # exited meanwhile: its exit report is on the way
-            if not conv.done and time.monotonic() >= backstop:
-                t.zygote_hung = True  # checked after the events: a slow broker call must not look like this
-                break
-
-        # Whatever the child wrote before it finished is in the buffers now: take the rest.
-        # (The child has exited or sent its last frame, so at most a socket or pipe buffer is left.)
-        if proto_open and t.final is None and t.violation is None:
-            conv.on_protocol(_read_available(proto, limits.max_response_bytes + FRAME_OVERHEAD)[0])
-        conv.on_log(_read_available(log_r)[0])
-        if killed_at_deadline and type(t.exit) is protocol.Exited:
-            t.exit = dataclasses.replace(t.exit, timed_out=True)
-        if keep and type(t.final) is protocol.Result and t.violation is None and t.exit is None:
-            _keep_or_retire(conv, proto)
+        armed = True
+        _converse(spare, conv, config, request_payload, code, keep)
+    finally:
+        try:
+            if armed and t.exit is None and not t.kept:
+                spare.zygote.kill_call(spare.call_id)
+        finally:
+            if not t.kept:
+                spare.close()
     t.duration_ms = (time.monotonic() - started) * 1000
     return t
+
+
+def _converse(
+    spare: Spare,
+    conv: _Conversation,
+    config: protocol.CallConfig | bytes,
+    request_payload: bytes,
+    code: bytes | None,
+    keep: bool,
+) -> None:
+    """Send the call, then serve the child until its last frame, the zygote's exit report or the deadline."""
+    t = conv.t
+    host_sock, log_r, report_r = spare.sock, spare.log_r, spare.report_r
+    proto = host_sock.fileno()
+    # The call's config first: the child reads it before any tenant code runs, so it can trust it. One write
+    # for all the call's frames: the socket buffer takes a small request whole, and the child is waiting.
+    frames = [protocol.pack(config if type(config) is bytes else config.encode())]
+    if code is not None:
+        frames.append(protocol.pack(code))
+    frames.append(protocol.pack(request_payload))
+    conv.outbox += b"".join(frames)
+    try:
+        del conv.outbox[: host_sock.send(conv.outbox)]
+    except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+        pass  # the poll loop sends the rest, or sees the child gone
+    backstop = conv.child_deadline + BACKSTOP_MARGIN_S
+    killed_at_deadline = False
+    poller = select.poll()
+    poller.register(log_r, select.POLLIN)
+    poller.register(report_r, select.POLLIN)
+    proto_open = True
+
+    while not conv.done:
+        if proto_open:
+            poller.register(proto, select.POLLIN | (select.POLLOUT if conv.outbox else 0))
+        until = backstop if not keep or killed_at_deadline else conv.child_deadline
+        events = poller.poll(max(0.0, until - time.monotonic()) * 1000)
+        for fd, event in events:
+            if fd == proto:
+                if event & select.POLLOUT and conv.outbox:
+                    try:
+                        sent = host_sock.send(conv.outbox)
+                        del conv.outbox[:sent]
+                    except (BrokenPipeError, ConnectionResetError):
+                        conv.outbox.clear()
+                if event & _IN:
+                    data, eof = _read_ready(proto)
+                    conv.on_protocol(data)
+                    if eof:
+                        poller.unregister(proto)
+                        proto_open = False
+            elif fd == log_r:
+                data, eof = _read_ready(log_r)
+                conv.on_log(data)
+                if eof:
+                    poller.unregister(log_r)
+            elif fd == report_r:
+                data, eof = _read_ready(report_r)
+                conv.on_report(data)
+                if eof and t.exit is None:
+                    t.zygote_lost = True
+                    break
+        if t.zygote_lost:
+            break
+        if keep and not conv.done and not killed_at_deadline and time.monotonic() >= conv.child_deadline:
+            killed_at_deadline = True  # the zygote reaps it and reports its exit
+            try:
+                signal.pidfd_send_signal(spare.pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # exited meanwhile: its exit report is on the way
+        if not conv.done and time.monotonic() >= backstop:
+            t.zygote_hung = True  # checked after the events: a slow broker call must not look like this
+            break
+
+    # Whatever the child wrote before it finished is in the buffers now: take the rest.
+    # (The child has exited or sent its last frame, so at most a socket or pipe buffer is left.)
+    if proto_open and t.final is None and t.violation is None:
+        conv.on_protocol(_read_available(proto, conv.limits.max_response_bytes + FRAME_OVERHEAD)[0])
+    conv.on_log(_read_available(log_r)[0])
+    if killed_at_deadline and type(t.exit) is protocol.Exited:
+        t.exit = dataclasses.replace(t.exit, timed_out=True)
+    if keep and type(t.final) is protocol.Result and t.violation is None and t.exit is None:
+        _keep_or_retire(conv)

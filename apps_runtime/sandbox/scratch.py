@@ -229,6 +229,10 @@ class ScratchArea:
             os.chown(path, uid, gid)
         return path
 
+    def bounded(self, path: str) -> bool:
+        """Whether the slot dir ``path`` is a tmpfs of its own (``make_slot`` could mount one)."""
+        return path in self._mounts
+
     def close(self) -> None:
         """Unmount the slots and remove the private dir (in the creating process only)."""
         if os.getpid() != self.owner_pid:

@@ -104,6 +104,7 @@ class Slot:
     # The child forked ahead of the slot's next call (an exchange.Spare), if any; only hot slots keep one.
     spare: object = None
     hot: bool = False
+    tmpfs: bool = False  # ``root`` is a tmpfs of its own (see scratch.py)
 
     @property
     def ids(self) -> list[int] | None:

@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -69,9 +70,19 @@ def default_per_tenant(cpus: int | None = None) -> int:
     return max(4, 2 * (cpus if cpus is not None else os.cpu_count() or 1))
 
 
-def _empty_dir(path: str) -> None:
+def _empty_dir(path: str, empty_size: int | None = None) -> None:
     """Remove what a warm worker's call left in its scratch dir, keeping the dir itself (the worker's
-    confinement names it)."""
+    confinement names it). ``empty_size``: the dir's size when empty, on a tmpfs, whose directory size counts
+    its entries exactly (a fixed size per link, added and taken off by the kernel, which no handler can set):
+    the same size again means nothing to remove, found with one stat instead of listing the dir.
+    """
+    if empty_size is not None:
+        try:
+            found = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return
+        if stat.S_ISDIR(found.st_mode) and found.st_size == empty_size:
+            return
     try:
         entries = list(os.scandir(path))
     except OSError:
@@ -84,6 +95,16 @@ def _empty_dir(path: str) -> None:
                 os.unlink(entry.path)
         except OSError:
             pass  # the worker is retired if anything is left (see _finish_warm)
+
+
+def _empty_size(slot: Slot, call_dir: str) -> int | None:
+    """The size of ``call_dir``, new and empty, when its slot is a tmpfs (see ``_empty_dir``)."""
+    if not slot.tmpfs:
+        return None
+    try:
+        return os.stat(call_dir, follow_symlinks=False).st_size
+    except OSError:
+        return None
 
 
 class Sandbox:
@@ -300,10 +321,10 @@ class Sandbox:
                 self._uids = UidClaim(*self._uid_range, self._max_concurrent + 1)
                 *ids, probe = [(uid, uid) for uid in self._uids.uids]
                 self._probe_uid = list(probe)
-            slots = [
-                Slot(uid, gid, area.make_slot(str(index), self._scratch_bytes, uid, gid))
-                for index, (uid, gid) in enumerate(ids)
-            ]
+            slots = []
+            for index, (uid, gid) in enumerate(ids):
+                path = area.make_slot(str(index), self._scratch_bytes, uid, gid)
+                slots.append(Slot(uid, gid, path, tmpfs=area.bounded(path)))
         except (NoFreeUids, OSError) as exc:
             area.close()
             if self._uids is not None:
@@ -566,7 +587,7 @@ class Sandbox:
             self._retire(worker, "stray" if transcript.stray else "failure")
             return
         worker.loaded.add(handler)  # its next calls reuse the module (and a config encoded once)
-        _empty_dir(worker.scratch_dir)
+        _empty_dir(worker.scratch_dir, worker.empty_size)
         limits = self._workers.limits
         rss = transcript.final.rss_kb
         if worker.base_rss_kb is None:
@@ -612,7 +633,8 @@ class Sandbox:
             self._slots.release(slot)
             self._discard(zygote)
             return None
-        worker = Worker(key, tenant, slot, spare, slot.new_call_dir(owned=self._confined))
+        scratch_dir = slot.new_call_dir(owned=self._confined)
+        worker = Worker(key, tenant, slot, spare, scratch_dir, empty_size=_empty_size(slot, scratch_dir))
         pool.add(worker)
         return worker
 

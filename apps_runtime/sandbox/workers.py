@@ -40,6 +40,7 @@ class Worker:
     loaded: set[str] = field(default_factory=set)  # handler paths its child has loaded
     configs: dict[str, bytes] = field(default_factory=dict)  # their call configs, encoded (reuse=True)
     doomed: bool = False  # drained while busy: retired when its call ends
+    empty_size: int | None = None  # its scratch dir's size when empty, on a tmpfs (see supervisor._empty_dir)
 
 
 @dataclass(frozen=True)

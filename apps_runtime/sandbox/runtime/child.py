@@ -41,6 +41,9 @@ _warm_up_code = b""  # the warm-up handler, marshalled: compiled once here, not 
 # A warm worker's loaded handlers, by path in the bundle: their modules (and so their globals) live as long
 # as the worker, which serves one app version only.
 _handlers: dict[str, tuple[types.ModuleType, object]] = {}
+# Its scrubber: the same bundle and scratch dir on every call, and resolving the bundle's real path cost a
+# few lstat calls each time. Keyed by everything it is built from.
+_scrubbers: dict[tuple[str, str, str], traces.Scrubber] = {}
 
 
 def prepare() -> None:
@@ -282,17 +285,23 @@ def _peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict, bundle_path: str) -> bytes:
-    """Run the handler and build the frame that answers the host."""
-    scrub = traces.Scrubber(
-        bundle_path,
-        {
+def _scrubber(bundle_path: str, config: protocol.CallConfig) -> traces.Scrubber:
+    key = (bundle_path, config.bundle_dir, config.scratch_dir)
+    scrub = _scrubbers.get(key)
+    if scrub is None:
+        hidden = {
             config.bundle_dir: ".",
             os.path.realpath(config.bundle_dir): ".",
             config.scratch_dir: ".",
             RUNTIME_DIR: "<platform>",
-        },
-    )
+        }
+        scrub = _scrubbers[key] = traces.Scrubber(bundle_path, hidden)
+    return scrub
+
+
+def _invoke(config: protocol.CallConfig, code: bytes | None, request_data: dict, bundle_path: str) -> bytes:
+    """Run the handler and build the frame that answers the host."""
+    scrub = _scrubber(bundle_path, config)
     sys.path[:] = [bundle_path, *_stdlib_path]
     sys.modules["platform_sdk"] = sdk
     handle = _loaded_handler(config.handler) if config.reuse else None
