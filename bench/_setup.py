@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# FastMCP, a peer in bench_gateway.py and bench_search.py, in a venv of its own: it pins ``mcp`` on its own
+# schedule, so it never enters the project's environment.
+FASTMCP = "fastmcp==4.1.6"
 
 
 def setup_django() -> None:
@@ -42,3 +46,26 @@ def percentile(samples: list[float], pct: float) -> float:
 
 def summary(samples_ms: list[float]) -> str:
     return f"p50 {statistics.median(samples_ms):7.2f} ms   p99 {percentile(samples_ms, 99):7.2f} ms"
+
+
+def fastmcp_python() -> Path:
+    """The interpreter of ``$BENCH_FASTMCP_VENV`` (default ``var/bench-fastmcp-venv``), made with ``python -m
+    venv`` and ``pip install`` of ``FASTMCP`` on first use (the package index is needed once).
+    """
+    venv = Path(os.environ.get("BENCH_FASTMCP_VENV") or ROOT / "var" / "bench-fastmcp-venv")
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"creating {venv} with {FASTMCP} (once) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", FASTMCP], check=True)
+    return python
+
+
+def pss_kib(pid: int) -> int:
+    """Proportional set size of ``pid`` in KiB: pages shared by several processes split between them (0:
+    gone)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        return 0

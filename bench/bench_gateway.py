@@ -12,13 +12,22 @@ both alike; the load average is printed at the start and the end.
   the front-end path against the MCP call.
 - Figure 4: a complete tools/list (all pages) of a tenant of 5,000 app tools for one caller,
   against the SDK's server listing 5,000 tools (in one page: it has no pagination).
+- Figure 5: memory (PSS) of the platform's whole process tree and of each warm sandbox worker after 16
+  clients called tools of 5 apps, against FastMCP's process with its one tool.
 - Figure 6: calls per second of ``serve --workers 2`` against ``--workers 1`` (both stateless:
-  several workers need it).
+  several workers need it); with ``--replicas-database``, two ``serve`` replicas on PostgreSQL and
+  Redis behind haproxy configured as the README says, against one replica behind the same haproxy.
+
+FastMCP (``fastmcp_server.py``, in a venv of its own, see ``_setup.fastmcp_python``) is a peer in
+figures 1, 2, 4 and 5: an unisolated ``echo`` tool behind its bearer-token check; ``--no-fastmcp``
+leaves it out. Figure 4 also lists about 1,000 tools on each server: the SDK's, FastMCP's and a
+tenant of one 1,000-tool app.
 
 Every client is the same bare Streamable HTTP client (``RawSession``), so client-side cost is
 alike for both sides and small.
 
-    .venv/bin/python bench/bench_gateway.py [--rounds 3]
+    .venv/bin/python bench/bench_gateway.py [--rounds 3] [--no-fastmcp]
+        [--replicas-database postgres://USER@HOST/DB --replicas-redis redis://HOST/N]
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
@@ -39,19 +49,22 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
-from _setup import ROOT, setup_django, summary
+from _setup import ROOT, fastmcp_python, pss_kib, setup_django, summary
 
 setup_django()
 
 import anyio  # noqa: E402
+import psycopg  # noqa: E402
+from psycopg import sql  # noqa: E402
 
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
 from mcp_gateway.tools.builtin_records import records_create  # noqa: E402
 from tenants import actions  # noqa: E402
 from tenants.callers import caller_for  # noqa: E402
+from tests.support.cluster import Balancer  # noqa: E402
 
 CONCURRENCY = 16
 CONCURRENT_CALLS = 400
@@ -61,6 +74,9 @@ APP_TOOL, RECORDS_TOOL, SDK_TOOL = "bench_ping_app_ping", "bench_records_get", "
 # The same tool in an app with "isolation": "call": a fresh sandbox child per call, no warm worker.
 PER_CALL_TOOL = "bench_ping_call_ping"
 LEGACY = "2025-11-25"
+FASTMCP_TOOL = "echo"
+LIST_TOOLS = 1000  # the peers' listing figure: about 1,000 tools on each server
+MEMORY_APPS = 5  # figure 5: the clients call a tool of each of this many apps
 
 
 # --- servers -----------------------------------------------------------------------------------
@@ -113,6 +129,44 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _ticks(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    return 0
+
+
+@dataclass
+class Memory:
+    """PSS of a server's whole process tree, and of its warm sandbox workers (KiB)."""
+
+    tree_kib: int
+    processes: int
+    server_kib: int  # the server process alone
+    workers_kib: list[int] = field(default_factory=list)
+
+
+def memory_of(served: Served, warm_workers: int = 0) -> Memory:
+    """The tree's PSS; with ``warm_workers``, the PSS of that many workers: the zygote's children that
+    spent the most CPU (spares forked ahead of a call have run nothing yet)."""
+    tree = [served.proc.pid, *_children(served.proc.pid)]
+    memory = Memory(sum(pss_kib(pid) for pid in tree), len(tree), pss_kib(served.proc.pid))
+    if warm_workers:
+        families = {pid: [int(c) for c in _direct_children(pid)] for pid in tree}
+        zygote = max(families, key=lambda pid: len(families[pid]))
+        busiest = sorted(families[zygote], key=_ticks, reverse=True)[:warm_workers]
+        memory.workers_kib = sorted(pss_kib(pid) for pid in busiest)
+    return memory
+
+
+def _direct_children(pid: int) -> list[str]:
+    found = []
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += listing.read_text().split()
+    return found
+
+
 def start(name: str, args: list[str], env: dict[str, str], scratch: Path) -> Served:
     port = free_port()
     log = scratch / f"{name}.log"
@@ -142,8 +196,8 @@ def platform_env(scratch: Path, **extra: str) -> dict[str, str]:
         JOBS_IN_PROCESS_CLOCK="false",
         LOG_LEVEL="INFO",
         PLATFORM_VAR_DIR=str(scratch / "var"),
-        **extra,
     )
+    env.update(extra)  # a replica's own var dir and shared SECRET_KEY, the database, Redis
     return env
 
 
@@ -164,6 +218,12 @@ def serve_platform(name: str, scratch: Path, workers: int = 1, **extra: str) -> 
 def serve_sdk(name: str, scratch: Path, tools: int) -> Served:
     script = str(Path(__file__).parent / "minimal_sdk_server.py")
     return start(name, [sys.executable, script, "{port}", str(tools)], os.environ.copy(), scratch)
+
+
+def serve_fastmcp(name: str, scratch: Path, token: str, tools: int) -> Served:
+    script = str(Path(__file__).parent / "fastmcp_server.py")
+    args = [str(fastmcp_python()), script, "{port}", token, str(tools)]
+    return start(name, args, os.environ.copy(), scratch)
 
 
 def sandbox_tier(served: Served) -> str:
@@ -401,6 +461,34 @@ async def listing(served: Served, url: str, token: str | None) -> tuple[float, f
     return elapsed * 1000, cpu * 1000, tools, pages
 
 
+async def warm_workers(served: Served) -> int:
+    """The server's warm sandbox workers, from its /metrics."""
+    http = Http11(f"{served.base}/metrics")
+    try:
+        answer = await http.send("GET", {})
+    finally:
+        await http.close()
+    found = re.search(rb"^lcp_sandbox_warm_workers (\S+)$", answer.body, re.M)
+    return int(float(found.group(1))) if found else 0
+
+
+async def memory_round(served: Served, url: str, token: str) -> tuple[Memory, int]:
+    """PSS after CONCURRENCY clients called a tool of each of MEMORY_APPS apps, read while they are
+    connected; and the warm workers the server keeps."""
+    tools = [f"bench_app_{n}_tool_0" for n in range(MEMORY_APPS)]
+    async with sessions(url, token, CONCURRENCY) as opened:
+
+        async def worker(index: int, session: RawSession) -> None:
+            for _ in range(10):
+                await session.call(tools[index % MEMORY_APPS], {})
+
+        async with anyio.create_task_group() as tasks:
+            for index, session in enumerate(opened):
+                tasks.start_soon(worker, index, session)
+        workers = await warm_workers(served)
+        return memory_of(served, workers), workers
+
+
 async def alternate(
     rounds: int, measures: dict[str, Callable[[], Awaitable[tuple]]]
 ) -> dict[str, list[tuple]]:
@@ -418,8 +506,38 @@ async def alternate(
 PING = "def handle(request):\n    return {'pong': True}\n"
 
 
-def seed() -> tuple[str, str]:
-    """Tenant bench: the ping app, 5,000 filler tools, one record; a member's token and the record id."""
+def filler_manifest(n: int, tools: int) -> dict:
+    """App ``app_<n>`` of ``tools`` filler tools, all on one trivial route."""
+    return {
+        "name": f"app_{n}",
+        "routes": {"GET /ping": {"handler": "server/ping.py", "auth": "role:staff"}},
+        "mcp": {
+            "tools": [
+                {
+                    "name": f"tool_{i}",
+                    "description": f"Filler tool {i} of app {n}.",
+                    "route": "GET /ping",
+                    "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                    "annotations": {"readOnlyHint": True, "destructiveHint": False},
+                }
+                for i in range(tools)
+            ]
+        },
+    }
+
+
+def seed_big() -> str:
+    """Tenant big: one app of LIST_TOOLS tools (figure 4 beside the peers); a member's token."""
+    tenant = actions.create_tenant("big", acting_user=None)
+    actions.add_member(tenant, "alice", roles=["staff"], acting_user=None)
+    bundle = bundle_from_mapping(filler_manifest(0, LIST_TOOLS), {"server/ping.py": PING})
+    deploy_bundle(tenant, bundle, acting_user=None)
+    return actions.issue_token(tenant, "alice", acting_user=None)[1]
+
+
+def seed(fillers: bool = True) -> tuple[str, str]:
+    """Tenant bench: the ping app, 5,000 filler tools (unless not ``fillers``), one record; a member's
+    token and the record id."""
     tenant = actions.create_tenant("bench", acting_user=None)
     actions.add_member(tenant, "alice", roles=["staff"], acting_user=None)
     ping = {
@@ -441,24 +559,9 @@ def seed() -> tuple[str, str]:
     deploy_bundle(tenant, bundle_from_mapping(ping, {"server/ping.py": PING}), acting_user=None)
     per_call = {**ping, "name": "ping_call", "isolation": "call", "collections": {}}
     deploy_bundle(tenant, bundle_from_mapping(per_call, {"server/ping.py": PING}), acting_user=None)
-    for n in range(FILLER_APPS):
-        filler = {
-            "name": f"app_{n}",
-            "routes": {"GET /ping": {"handler": "server/ping.py", "auth": "role:staff"}},
-            "mcp": {
-                "tools": [
-                    {
-                        "name": f"tool_{i}",
-                        "description": f"Filler tool {i} of app {n}.",
-                        "route": "GET /ping",
-                        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
-                        "annotations": {"readOnlyHint": True, "destructiveHint": False},
-                    }
-                    for i in range(FILLER_TOOLS)
-                ]
-            },
-        }
-        deploy_bundle(tenant, bundle_from_mapping(filler, {"server/ping.py": PING}), acting_user=None)
+    for n in range(FILLER_APPS if fillers else 0):
+        filler = bundle_from_mapping(filler_manifest(n, FILLER_TOOLS), {"server/ping.py": PING})
+        deploy_bundle(tenant, filler, acting_user=None)
     caller = caller_for(tenant, tenant.memberships.get().user)
     record = records_create(tenant, caller, {"app": "ping_app", "collection": "items", "data": {"n": 1}})
     _, token = actions.issue_token(tenant, "alice", acting_user=None)
@@ -473,46 +576,152 @@ def ratio_line(label: str, value: str, ratio: float, cpu: float, goal: str = "")
     return f"{line}   goal {goal}" if goal else line
 
 
-async def main(rounds: int) -> None:
+@dataclass
+class Group:
+    """Several processes measured as one: replicas and the balancer in front of them."""
+
+    members: list[Served]
+
+    def cpu_seconds(self) -> float:
+        return sum(member.cpu_seconds() for member in self.members)
+
+
+def ensure_database(url: str) -> None:
+    """Create the PostgreSQL database of ``url`` if its server does not have it yet."""
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def seed_database(url: str) -> tuple[str, str]:
+    """The ping app seeded into the database of ``url`` (flushed first) by this script in a process of its
+    own (this one's Django is on the scratch database); a member's token and the record id."""
+    ensure_database(url)
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_READY"}
+    env["BENCH_DATABASE_URL"] = url
+    out = subprocess.run(
+        [sys.executable, __file__, "--seed-only"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    token, record_id = json.loads(out.stdout.strip().splitlines()[-1])
+    return token, record_id
+
+
+async def replica_rounds(rounds: int, scratch: Path, database: str, redis: str) -> dict[str, list[tuple]]:
+    """Calls/s of the app tool through haproxy (the README's configuration) in front of one replica and in
+    front of two, in alternating rounds; the CPU counted is the replicas' and haproxy's."""
+    token, _ = await anyio.to_thread.run_sync(seed_database, database)
+    shared = {
+        "DATABASE_URL": database,
+        "CELERY_BROKER_URL": redis,
+        "RATE_LIMIT_REDIS_URL": redis,
+        "SECRET_KEY": secrets.token_urlsafe(40),
+    }
+    replicas = [
+        serve_platform(f"replica-{n}", scratch, PLATFORM_VAR_DIR=str(scratch / f"replica-{n}"), **shared)
+        for n in (1, 2)
+    ]
+    balancers: list[Balancer] = []
+    try:
+        for count in (1, 2):
+            (scratch / f"haproxy-{count}").mkdir()
+            balancer = Balancer(scratch / f"haproxy-{count}", [r.port for r in replicas[:count]])
+            balancers.append(balancer)
+            balancer.start()
+        groups = [
+            Group([*replicas[:count], Served("haproxy", b.process.proc, b.port, b.process.log_path)])
+            for count, b in zip((1, 2), balancers, strict=True)
+        ]
+        return await alternate(
+            rounds,
+            {
+                str(count): lambda count=count, group=group: throughput(
+                    group, f"{balancers[count - 1].url}/t/bench/mcp", token, APP_TOOL, {}
+                )
+                for count, group in zip((1, 2), groups, strict=True)
+            },
+        )
+    finally:
+        for balancer in balancers:
+            balancer.process.stop()
+        for replica in replicas:
+            replica.stop()
+
+
+async def main(args: argparse.Namespace) -> None:
+    rounds = args.rounds
     token, record_id = await anyio.to_thread.run_sync(seed)
+    big_token = await anyio.to_thread.run_sync(seed_big)
     scratch = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     load_before = os.getloadavg()
+    fast_token = secrets.token_urlsafe(24)
     servers = [
         platform := serve_platform("platform", scratch),
         sdk := serve_sdk("sdk", scratch, 1),
         sdk_many := serve_sdk("sdk-5000", scratch, FILLER_APPS * FILLER_TOOLS),
+        sdk_1000 := serve_sdk("sdk-1000", scratch, LIST_TOOLS),
         one := serve_platform("stateless-1", scratch, MCP_STATELESS="true"),
         two := serve_platform("stateless-2", scratch, workers=2, MCP_STATELESS="true"),
     ]
+    fast = fast_1000 = None
+    if not args.no_fastmcp:
+        servers += [
+            fast := serve_fastmcp("fastmcp", scratch, fast_token, 1),
+            fast_1000 := serve_fastmcp("fastmcp-1000", scratch, fast_token, LIST_TOOLS),
+        ]
     try:
         url = f"{platform.base}/t/bench/mcp"
+        big_url = f"{platform.base}/t/big/mcp"
         records_args = {"app": "ping_app", "collection": "items", "id": record_id}
+        peers: dict[str, Callable[[], Awaitable[tuple]]] = {}
+        if fast is not None:
+            fast_url = f"{fast.base}/mcp"
+            peers["fastmcp"] = lambda: throughput(fast, fast_url, fast_token, FASTMCP_TOOL, {})
 
         calls = await alternate(
             rounds,
             {
                 "sdk": lambda: throughput(sdk, f"{sdk.base}/mcp", None, SDK_TOOL, {}),
+                **peers,
                 "app": lambda: throughput(platform, url, token, APP_TOOL, {}),
                 "per_call": lambda: throughput(platform, url, token, PER_CALL_TOOL, {}),
                 "records": lambda: throughput(platform, url, token, RECORDS_TOOL, records_args),
             },
         )
+        peers = {}
+        if fast is not None:
+            peers["fastmcp"] = lambda: latencies(fast, fast_url, fast_token, FASTMCP_TOOL, SEQUENTIAL_CALLS)
         sequential = await alternate(
             rounds,
             {
                 "sdk": lambda: latencies(sdk, f"{sdk.base}/mcp", None, SDK_TOOL, SEQUENTIAL_CALLS),
+                **peers,
                 "app": lambda: latencies(platform, url, token, APP_TOOL, SEQUENTIAL_CALLS),
                 "per_call": lambda: latencies(platform, url, token, PER_CALL_TOOL, SEQUENTIAL_CALLS),
                 "front": lambda: front_end_latencies(platform, token, SEQUENTIAL_CALLS),
             },
         )
+        peers = {}
+        if fast_1000 is not None:
+            peers["fastmcp_1000"] = lambda: listing(fast_1000, f"{fast_1000.base}/mcp", fast_token)
         lists = await alternate(
             rounds,
             {
                 "sdk": lambda: listing(sdk_many, f"{sdk_many.base}/mcp", None),
                 "platform": lambda: listing(platform, url, token),
+                "sdk_1000": lambda: listing(sdk_1000, f"{sdk_1000.base}/mcp", None),
+                **peers,
+                "platform_1000": lambda: listing(platform, big_url, big_token),
             },
         )
+        memory = await memory_round(platform, url, token)
+        fast_memory = memory_of(fast) if fast is not None else None
         workers = await alternate(
             rounds,
             {
@@ -524,7 +733,13 @@ async def main(rounds: int) -> None:
     finally:
         for served in servers:
             served.stop()
-    report(rounds, tier, load_before, calls, sequential, lists, workers)
+    replicas = None
+    if args.replicas_database and shutil.which("haproxy"):
+        redis = args.replicas_redis or "redis://127.0.0.1:6379/0"
+        replicas = await replica_rounds(rounds, scratch, args.replicas_database, redis)
+    elif args.replicas_database:
+        print("two replicas: skipped (haproxy is not installed: make system-deps)")
+    report(rounds, tier, load_before, calls, sequential, lists, workers, (memory, fast_memory), replicas)
 
 
 def _rates(results: list[tuple]) -> tuple[float, float]:
@@ -543,12 +758,40 @@ def cpu_ceiling(label: str, results: list[tuple]) -> str:
     )
 
 
+def sequential_line(label: str, results: list[tuple], p50_sdk: float) -> float:
+    """Print one server's sequential latencies against the SDK's p50; returns its p50."""
+    samples, cpu = _pooled(results)
+    p50 = statistics.median(samples)
+    print(f"    {label:23s} {summary(samples)}   {p50 / p50_sdk:5.2f}x   {cpu:6.2f} ms CPU")
+    return p50
+
+
 def _pooled(results: list[tuple]) -> tuple[list[float], float]:
     """(every latency of every round, median server CPU ms per call)."""
     return [x for samples, _ in results for x in samples], statistics.median(cpu for _, cpu in results)
 
 
-def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None:
+def scaling(
+    title: str, labels: tuple[str, str, str, str], results: dict[str, list[tuple]], goal: str, rows: list
+) -> None:
+    """Figure 6: two of something ("2") against one ("1"), each with the CPU that saturates the cores."""
+    one, two, row_label, base_label = labels
+    (one_rate, one_cpu), (two_rate, two_cpu) = _rates(results["1"]), _rates(results["2"])
+    print(f"\n(6) {title}")
+    print(ratio_line(f"{one} (baseline)", f"{one_rate:8.1f}/s", 1.0, one_cpu))
+    print(
+        ratio_line(
+            two, f"{two_rate:8.1f}/s", two_rate / one_rate, two_cpu, goal if goal != "reported" else ""
+        )
+    )
+    print(cpu_ceiling(one, results["1"]))
+    print(cpu_ceiling(two, results["2"]))
+    rows.append(
+        (row_label, f"{two_rate:.0f}/s", f"{base_label}: {one_rate:.0f}/s", two_rate / one_rate, goal)
+    )
+
+
+def report(rounds, tier, load_before, calls, sequential, lists, workers, memory, replicas) -> None:
     load_after = os.getloadavg()
     loads = f"{load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end"
     print(f"machine: {os.cpu_count()} cores; load average {loads}")
@@ -579,7 +822,28 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
             ">= 1.0x",
         )
     )
+    fast_rate = None
+    if "fastmcp" in calls:
+        fast_rate, fast_cpu = _rates(calls["fastmcp"])
+        print(
+            ratio_line(
+                "FastMCP, echo (bearer auth, unisolated)",
+                f"{fast_rate:8.1f}/s",
+                fast_rate / sdk_rate,
+                fast_cpu,
+            )
+        )
+        print(
+            ratio_line(
+                "platform app tool / FastMCP echo",
+                f"{app_rate:8.1f}/s",
+                app_rate / fast_rate,
+                app_cpu,
+                ">= 1.0x",
+            )
+        )
     labels = [("SDK", "sdk"), ("app tool", "app"), ("per call", "per_call"), ("records_get", "records")]
+    labels += [("FastMCP echo", "fastmcp")] if "fastmcp" in calls else []
     for label, name in labels:
         print(cpu_ceiling(label, calls[name]))
     baseline = f"SDK minimal server {sdk_rate:.0f}/s"
@@ -601,6 +865,16 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
             "reported",
         )
     )
+    if fast_rate is not None:
+        rows.append(
+            (
+                f"1. calls/s, 16 clients, app tool ({tier}), against FastMCP",
+                f"{app_rate:.0f}/s, {app_cpu:.2f} ms CPU",
+                f"FastMCP echo {fast_rate:.0f}/s, {fast_cpu:.2f} ms CPU",
+                app_rate / fast_rate,
+                ">= 1.0x",
+            )
+        )
     rows.append(
         (
             "1. calls/s, 16 clients, records_get",
@@ -619,13 +893,20 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
     print(
         f"    platform, app tool      {summary(app_lat)}   {p50_app / p50_sdk:5.2f}x   {app_cpu:6.2f} ms CPU"
     )
-    per_call_lat, per_call_seq_cpu = _pooled(sequential["per_call"])
-    p50_per_call = statistics.median(per_call_lat)
-    print(
-        f"    per call isolation      {summary(per_call_lat)}   {p50_per_call / p50_sdk:5.2f}x   "
-        f"{per_call_seq_cpu:6.2f} ms CPU"
-    )
+    sequential_line("per call isolation", sequential["per_call"], p50_sdk)
     print(f"    front-end path, route   {summary(front_lat)}   {p50_front / p50_app:5.2f}x of the MCP call")
+    if "fastmcp" in sequential:
+        p50_fast = sequential_line("FastMCP, echo", sequential["fastmcp"], p50_sdk)
+        print(f"    platform app tool / FastMCP echo p50: {p50_app / p50_fast:5.2f}x")
+        rows.append(
+            (
+                "2. sequential tools/call p50, app tool, against FastMCP",
+                f"{p50_app:.1f} ms",
+                f"FastMCP echo {p50_fast:.1f} ms",
+                p50_app / p50_fast,
+                "reported",
+            )
+        )
     rows.append(
         (
             "2. sequential tools/call p50, app tool",
@@ -667,21 +948,80 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
         )
     )
 
-    (one_rate, one_cpu), (two_rate, two_cpu) = _rates(workers["1"]), _rates(workers["2"])
-    print(f"\n(6) serve --workers 2 against 1 (MCP_STATELESS=true), trivial app tool, {CONCURRENCY} clients")
-    print(ratio_line("one worker (baseline)", f"{one_rate:8.1f}/s", 1.0, one_cpu))
-    print(ratio_line("two workers", f"{two_rate:8.1f}/s", two_rate / one_rate, two_cpu, ">= 1.6x"))
-    print(cpu_ceiling("one worker", workers["1"]))
-    print(cpu_ceiling("two workers", workers["2"]))
+    (sdk_1k, sdk_1k_cpu), (platform_1k, platform_1k_cpu) = (
+        _rates(lists["sdk_1000"]),
+        _rates(lists["platform_1000"]),
+    )
+    _, _, tools_1k, pages_1k = lists["platform_1000"][-1]
+    print(
+        f"\n(4) complete tools/list of about {LIST_TOOLS} tools: the platform {tools_1k} tools in "
+        f"{pages_1k} pages"
+    )
+    print(ratio_line(f"SDK server, {LIST_TOOLS} tools (baseline)", f"{sdk_1k:8.1f} ms", 1.0, sdk_1k_cpu))
+    print(ratio_line("platform, all pages", f"{platform_1k:8.1f} ms", platform_1k / sdk_1k, platform_1k_cpu))
+    base_1k = f"SDK {sdk_1k:.0f} ms"
+    if "fastmcp_1000" in lists:
+        fast_1k, fast_1k_cpu = _rates(lists["fastmcp_1000"])
+        print(ratio_line(f"FastMCP, {LIST_TOOLS} tools", f"{fast_1k:8.1f} ms", fast_1k / sdk_1k, fast_1k_cpu))
+        print(f"    platform / FastMCP: {platform_1k / fast_1k:5.2f}x")
+        base_1k += f", FastMCP {fast_1k:.0f} ms ({platform_1k / fast_1k:.2f}x)"
     rows.append(
         (
-            "6. calls/s, serve --workers 2",
-            f"{two_rate:.0f}/s",
-            f"--workers 1: {one_rate:.0f}/s",
-            two_rate / one_rate,
-            ">= 1.6x",
+            f"4. complete tools/list, {tools_1k} tools",
+            f"{platform_1k:.1f} ms, {pages_1k} pages",
+            base_1k,
+            platform_1k / sdk_1k,
+            "reported",
         )
     )
+
+    platform_memory, fast_memory = memory
+    mem, kept = platform_memory
+    per_worker = mem.workers_kib
+    worker_text = (
+        f"{statistics.median(per_worker) / 1024:.1f} MiB per warm worker ({min(per_worker) / 1024:.1f}-"
+        f"{max(per_worker) / 1024:.1f}, {kept} workers)"
+        if per_worker
+        else "no warm worker found"
+    )
+    print(f"\n(5) memory (PSS) at {CONCURRENCY} clients calling tools of {MEMORY_APPS} apps")
+    print(
+        f"    platform: the whole tree {mem.tree_kib / 1024:.1f} MiB in {mem.processes} processes "
+        f"(the server process {mem.server_kib / 1024:.1f} MiB); {worker_text}"
+    )
+    if fast_memory is not None:
+        ratio = mem.tree_kib / fast_memory.tree_kib
+        print(
+            f"    FastMCP, one tool: {fast_memory.tree_kib / 1024:.1f} MiB in {fast_memory.processes} "
+            "process(es);"
+            f" platform / FastMCP {ratio:.2f}x (goal <= 2x)"
+        )
+        rows.append(
+            (
+                f"5. PSS of the process tree, {CONCURRENCY} clients, {MEMORY_APPS} apps",
+                f"{mem.tree_kib / 1024:.0f} MiB ({mem.processes} processes, the server "
+                f"{mem.server_kib / 1024:.0f} MiB); {worker_text}",
+                f"FastMCP, one tool: {fast_memory.tree_kib / 1024:.0f} MiB",
+                ratio,
+                "<= 2x",
+            )
+        )
+
+    scaling(
+        f"serve --workers 2 against 1 (MCP_STATELESS=true), trivial app tool, {CONCURRENCY} clients",
+        ("one worker", "two workers", "6. calls/s, serve --workers 2", "--workers 1"),
+        workers,
+        ">= 1.6x",
+        rows,
+    )
+    if replicas is not None:
+        scaling(
+            f"two replicas (PostgreSQL, Redis) behind haproxy, against one behind it, {CONCURRENCY} clients",
+            ("one replica", "two replicas", "6. calls/s, two replicas behind haproxy", "one replica"),
+            replicas,
+            "reported",
+            rows,
+        )
 
     print(f"\nREADME rows ({os.cpu_count()} cores, load {load_before[0]:.1f}-{load_after[0]:.1f}):")
     print("| figure | platform | baseline (same run) | ratio | goal |")
@@ -693,4 +1033,20 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers) -> None
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    anyio.run(main, parser.parse_args().rounds)
+    parser.add_argument("--no-fastmcp", action="store_true", help="leave FastMCP out (no venv made)")
+    parser.add_argument(
+        "--replicas-database",
+        default=os.environ.get("BENCH_REPLICAS_DATABASE_URL"),
+        help="PostgreSQL URL for figure 6's two replicas (its database is flushed); without it, no replicas",
+    )
+    parser.add_argument(
+        "--replicas-redis",
+        default=os.environ.get("BENCH_REPLICAS_REDIS_URL"),
+        help="the replicas' Redis (Celery broker and rate limits), default redis://127.0.0.1:6379/0",
+    )
+    parser.add_argument("--seed-only", action="store_true", help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.seed_only:  # a replica database, for replica_rounds
+        print(json.dumps(seed(fillers=False)))
+    else:
+        anyio.run(main, arguments)

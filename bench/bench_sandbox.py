@@ -25,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from _setup import pss_kib  # noqa: E402
 from sandbox_cpu import HEADER, CallMeter, compare, row  # noqa: E402
 
 from apps_runtime.sandbox import (  # noqa: E402
@@ -204,14 +205,6 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _pss_kib(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
-    except (OSError, StopIteration):
-        return 0
-
-
 def memory(bundles: str, apps: int = 5, calls: int = 16) -> None:
     """PSS (proportional set size: shared pages split between their users) of one warm worker per app of
     ``apps`` at tier 1, of the zygote, and of the sandbox's whole process tree, after ``calls`` calls each.
@@ -230,11 +223,11 @@ def memory(bundles: str, apps: int = 5, calls: int = 16) -> None:
             tree.append(pid)
             stack += _children(pid)
         workers = [pid for pid in tree if pid != zygote and pid in _children(zygote)]
-        per_child = sorted(_pss_kib(pid) for pid in workers)
-        total = sum(_pss_kib(pid) for pid in tree)
+        per_child = sorted(pss_kib(pid) for pid in workers)
+        total = sum(pss_kib(pid) for pid in tree)
         print(
             f"memory, tier 1, {apps} apps x {calls} calls in warm workers: zygote "
-            f"{_pss_kib(zygote) / 1024:.1f} MiB PSS; {len(workers)} children (workers and spares) "
+            f"{pss_kib(zygote) / 1024:.1f} MiB PSS; {len(workers)} children (workers and spares) "
             f"{min(per_child) / 1024:.1f}-"
             f"{max(per_child) / 1024:.1f} MiB PSS each; the sandbox tree {total / 1024:.1f} MiB; "
             f"pool {box.pool_stats()['workers']} workers"

@@ -33,14 +33,13 @@ import os
 import socket
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from _setup import ROOT, setup_django
+from _setup import fastmcp_python, setup_django
 
 setup_django()
 
@@ -67,7 +66,6 @@ from tenants.callers import caller_for  # noqa: E402
 from tenants.models import Tenant  # noqa: E402
 
 K = 20
-FASTMCP = "fastmcp==4.1.6"
 ERAS = ("legacy", "2026-07-28")
 
 
@@ -187,12 +185,7 @@ class PlainBM25:
 
 
 def fastmcp_rankings(listed: dict[str, list[dict]], search: str) -> dict | None:
-    venv = Path(os.environ.get("BENCH_FASTMCP_VENV") or ROOT / "var" / "bench-fastmcp-venv")
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print(f"creating {venv} with {FASTMCP} (once) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", FASTMCP], check=True)
+    python = fastmcp_python()
     job = {
         "k": K,
         "tools": {u: [t for t in tools if t["name"] != search] for u, tools in listed.items()},
