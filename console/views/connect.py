@@ -7,19 +7,19 @@ from django.http import HttpRequest, HttpResponse
 from console.access import TenantPage, tenant_page
 from console.pages import render_page
 from console.snippets import TOKEN_VARIABLE, snippets
-from oauth.exceptions import OriginNotConfigured
-from oauth.origin import request_origin, resource_url
+from core.origin import mcp_endpoint_url, public_origin
 
 
 @tenant_page(admin=False)
 def connect(request: HttpRequest, page: TenantPage) -> HttpResponse:
     tenant = page.tenant
-    try:
-        origin, guessed = request_origin(request), False
-    except OriginNotConfigured:
-        # Tokens work without the public origin; only OAuth needs it. Say the URL is a guess.
-        origin, guessed = f"{request.scheme}://{request.get_host()}", True
-    url = resource_url(origin, tenant.slug)
+    origin = public_origin(request.scheme, request.get_host())
+    guessed = origin is None
+    if guessed:
+        # No public origin (PUBLIC_BASE_URL unset outside DEBUG): show the one this page was read
+        # at, and say it is a guess; the endpoint itself names none.
+        origin = f"{request.scheme}://{request.get_host()}"
+    url = mcp_endpoint_url(origin, tenant.slug)
     context = {
         "endpoint": url,
         "guessed": guessed,

@@ -1,7 +1,7 @@
 """Absolute URLs the gateway hands out: the public origin, and links to an app's own routes.
 
-The origin is ``PUBLIC_BASE_URL`` when set (production: behind TLS and a proxy the request cannot
-tell it), else the request's own, read only after the Host check. A tool call records it for the
+The origin is ``core.origin``'s rule (``PUBLIC_BASE_URL``, else the request's own in DEBUG only),
+the same the OAuth metadata and the protected-resource metadata use. A tool call records it for the
 result mapping, which runs in a worker thread (context variables go along, see ``concurrency``). A
 task keeps the origin of the call that created it, for its run, which has no request of its own.
 """
@@ -16,28 +16,21 @@ from django.conf import settings
 from django.urls import reverse
 from starlette.types import Scope
 
+from core.origin import scope_origin
+
 _call_origin: ContextVar[str | None] = ContextVar("lcp_call_origin", default=None)
 
 
 class NoLinkOrigin(Exception):
-    """No origin to build an absolute link with: outside a request and PUBLIC_BASE_URL unset."""
+    """No origin to build an absolute link with: PUBLIC_BASE_URL unset, and outside a request or DEBUG."""
 
     def __init__(self) -> None:
         super().__init__("links to app routes need PUBLIC_BASE_URL outside an MCP request")
 
 
-def public_base_url(scope: Scope) -> str:
-    """The origin clients reach this server at, for URLs in answers: PUBLIC_BASE_URL when set (as
-    ``oauth.origin`` uses it), else from the request; only after the Host check."""
-    if settings.PUBLIC_BASE_URL:
-        return settings.PUBLIC_BASE_URL
-    host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "localhost")
-    return f"{scope.get('scheme', 'http')}://{host}"
-
-
 def remember_call_origin(scope: Scope | None) -> None:
     """Record the origin of the request a tool call serves (in the call's own context)."""
-    _call_origin.set(public_base_url(scope) if scope is not None else None)
+    _call_origin.set(scope_origin(scope) if scope is not None else None)
 
 
 def remembered_call_origin() -> str:
@@ -56,8 +49,8 @@ def call_origin(origin: str) -> Iterator[None]:
 
 
 def platform_origin() -> str | None:
-    """The origin clients reach this server at, for the call being served (None outside a request
-    with PUBLIC_BASE_URL unset)."""
+    """The origin clients reach this server at, for the call being served (None without
+    PUBLIC_BASE_URL outside a request, or outside DEBUG)."""
     return settings.PUBLIC_BASE_URL or _call_origin.get()
 
 

@@ -16,7 +16,6 @@ import contextlib
 import json
 import logging
 import math
-import re
 from collections.abc import AsyncIterator
 
 import anyio
@@ -30,12 +29,12 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from core.error_ids import error_id_note, new_error_id
+from core.origin import MCP_PATH, METADATA_PATH, scope_origin
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, current_request
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
-from mcp_gateway.tools.links import public_base_url
 from mcp_gateway.transport.auth import (
     RequireCaller,
     authenticate,
@@ -51,12 +50,9 @@ from mcp_gateway.transport.sessions import (
 )
 from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
 from oauth.exceptions import OriginNotConfigured
-from oauth.origin import public_origin
 
 logger = logging.getLogger("mcp_gateway.transport.app")
 
-MCP_PATH = re.compile(r"^/t/(?P<slug>[a-z0-9][a-z0-9-]{0,39})/mcp/?$")
-PRM_PATH = re.compile(r"^/\.well-known/oauth-protected-resource/t/(?P<slug>[a-z0-9][a-z0-9-]{0,39})/mcp/?$")
 SESSION_HEADER = b"mcp-session-id"
 
 
@@ -127,7 +123,8 @@ class Gateway:
                 tasks.cancel_scope.cancel()
 
     def handles(self, path: str) -> bool:
-        return bool(MCP_PATH.match(path) or PRM_PATH.match(path))
+        path = path.removesuffix("/")  # both are served with a trailing slash too
+        return bool(MCP_PATH.match(path) or METADATA_PATH.match(path))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
@@ -154,7 +151,8 @@ class Gateway:
             await _send_json(send, 503, body, [(b"retry-after", b"5")])
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        prm = PRM_PATH.match(scope["path"])
+        path = scope["path"].removesuffix("/")
+        prm = METADATA_PATH.match(path)
         # Browsers fetch the metadata cross-origin (it allows any Origin): only its Host is checked.
         refusal = await self._host_refusal(scope, check_origin=not prm)
         if refusal is not None:
@@ -163,14 +161,14 @@ class Gateway:
         if prm:
             await self._metadata(scope, send, prm["slug"])
             return
-        slug = MCP_PATH.match(scope["path"])["slug"]
-        base_url = public_base_url(scope)
+        slug = MCP_PATH.match(path)["slug"]
+        origin = scope_origin(scope)
         try:
-            scope = await authenticate(scope, slug, base_url)
+            scope = await authenticate(scope, slug, origin)
         except GatewayRefused as refused:
             await _send_json(send, refused.status, {"error": refused.message})
             return
-        await RequireCaller(self._serve_caller, scope, base_url, slug)(scope, receive, send)
+        await RequireCaller(self._serve_caller, scope, origin, slug)(scope, receive, send)
 
     async def _serve_caller(self, scope: Scope, receive: Receive, send: Send) -> None:
         gw = scope[GATEWAY_SCOPE_KEY]
@@ -260,22 +258,19 @@ class Gateway:
         except GatewayRefused as refused:
             await _send_json(send, refused.status, {"error": refused.message})
             return
-        # The issuer is the platform's own authorization server (oauth/), if it offers OAuth here.
-        metadata = resource_metadata(public_base_url(scope), slug, _issuer(scope))
+        origin = scope_origin(scope)
+        if origin is None:
+            # As the authorization server's metadata answers: no origin, no URLs to name.
+            await _send_json(send, 503, {"error": str(OriginNotConfigured())})
+            return
+        # The issuer is the platform's own authorization server (oauth/), at the same origin.
+        metadata = resource_metadata(origin, slug, origin)
         await _send_json(
             send,
             200,
             metadata,
             [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
         )
-
-
-def _issuer(scope: Scope) -> str | None:
-    """The OAuth issuer, or None where OAuth is unavailable (no PUBLIC_BASE_URL outside DEBUG)."""
-    try:
-        return public_origin(scope.get("scheme", "http"), _header(scope, b"host") or "localhost")
-    except OriginNotConfigured:
-        return None
 
 
 async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions) -> None:

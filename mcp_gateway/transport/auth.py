@@ -10,7 +10,7 @@
 * ``resource_metadata`` is the SDK's ``ProtectedResourceMetadata`` (RFC 9728).
 
 Where the seams do not fit as they are: the endpoint's URL depends on the tenant (and, without
-PUBLIC_BASE_URL, on the Host), so the backend and the middleware are built per request (plain
+PUBLIC_BASE_URL and in DEBUG, on the Host), so the backend and the middleware are built per request (plain
 objects, no I/O); the 401 keeps the gateway's body ``{"error": message}`` and its two messages
 (no token, a bad token), so ``RequireCaller`` renders its own error; and the metadata may name no
 authorization server (RFC 9728 allows it; the SDK's model requires one), for a platform running
@@ -30,6 +30,7 @@ from starlette.authentication import AuthCredentials, UnauthenticatedUser
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Scope, Send
 
+from core.origin import mcp_endpoint_url, resource_metadata_url
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest
@@ -93,15 +94,6 @@ def verify_bearer(slug: str, raw: str) -> tuple[GatewayRequest, str | None]:
     return GatewayRequest(tenant=tenant, caller=caller_for_token(tenant, raw, token)), None
 
 
-def endpoint_url(base_url: str, slug: str) -> str:
-    """The tenant's MCP endpoint: the resource its OAuth tokens must be issued for."""
-    return f"{base_url}/t/{slug}/mcp"
-
-
-def metadata_url(base_url: str, slug: str) -> str:
-    return f"{base_url}/.well-known/oauth-protected-resource/t/{slug}/mcp"
-
-
 class GatewayAccessToken(AccessToken):
     """The SDK's view of a caller; ``gateway`` is the tenant and caller the token proved."""
 
@@ -111,9 +103,10 @@ class GatewayAccessToken(AccessToken):
 
 
 class EndpointTokenVerifier:
-    """The SDK's ``TokenVerifier`` for one request at ``/t/<slug>/mcp``, reached at ``resource``."""
+    """The SDK's ``TokenVerifier`` for one request at ``/t/<slug>/mcp``, reached at ``resource``
+    (None: the platform has no public origin, so no OAuth token can name this endpoint)."""
 
-    def __init__(self, slug: str, resource: str):
+    def __init__(self, slug: str, resource: str | None):
         self.slug = slug
         self.resource = resource
         self.presented = False  # a token was presented (if refused: a bad one, not a missing one)
@@ -128,6 +121,8 @@ class EndpointTokenVerifier:
             gw, audience = await in_thread(verify_bearer, self.slug, token)
         except InvalidToken:
             return None
+        if self.resource is None and gw.caller.oauth_grant_id is not None:
+            return None  # its audience cannot be checked against an endpoint URL that has no origin
         # The session belongs to the token, or to the OAuth connection whose refreshed access
         # tokens keep it (the SDK compares client_id and subject; the caps count by it).
         principal = gw.caller.credential_key
@@ -148,7 +143,7 @@ def _parsed_url(url: str) -> AnyHttpUrl:
     return AnyHttpUrl(url)
 
 
-async def authenticate(scope: Scope, slug: str, base_url: str) -> Scope:
+async def authenticate(scope: Scope, slug: str, origin: str | None) -> Scope:
     """``scope`` with ``user`` and ``auth`` set as Starlette's AuthenticationMiddleware does (an
     ``AuthenticatedUser`` of the SDK, or none), and the tenant and caller under GATEWAY_SCOPE_KEY.
 
@@ -156,9 +151,9 @@ async def authenticate(scope: Scope, slug: str, base_url: str) -> Scope:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint (before any 401);
             400 for a Host that makes no URL.
     """
-    resource = endpoint_url(base_url, slug)
+    resource = mcp_endpoint_url(origin, slug) if origin is not None else None
     try:
-        audience = _parsed_url(resource)
+        audience = _parsed_url(resource) if resource is not None else None
     except ValidationError:
         raise GatewayRefused(400, "Invalid Host header") from None
     verifier = EndpointTokenVerifier(slug, resource)
@@ -179,8 +174,10 @@ class RequireCaller(RequireAuthMiddleware):
     the endpoint's metadata unless ``authenticate`` found a caller; the body is the gateway's.
     """
 
-    def __init__(self, app: ASGIApp, scope: Scope, base_url: str, slug: str):
-        super().__init__(app, required_scopes=[], resource_metadata_url=metadata_url(base_url, slug))
+    def __init__(self, app: ASGIApp, scope: Scope, origin: str | None, slug: str):
+        # Without a public origin there is no metadata to point at (RFC 9728 makes it optional).
+        metadata = resource_metadata_url(origin, slug) if origin is not None else None
+        super().__init__(app, required_scopes=[], resource_metadata_url=metadata)
         self._refusal = scope.get(_REFUSAL_KEY, TOKEN_REQUIRED)
 
     async def _send_auth_error(self, send: Send, status_code: int, error: str, description: str) -> None:
@@ -210,7 +207,7 @@ def resource_metadata(base_url: str, slug: str, issuer: str | None) -> dict:
     authorization server ``issuer`` (None: the platform offers no OAuth here).
     """
     metadata = _ResourceMetadata(
-        resource=endpoint_url(base_url, slug),
+        resource=mcp_endpoint_url(base_url, slug),
         authorization_servers=[issuer] if issuer is not None else None,
         scopes_supported=[MCP_SCOPE] if issuer is not None else None,
         bearer_methods_supported=["header"],

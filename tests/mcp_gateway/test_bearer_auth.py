@@ -36,7 +36,8 @@ def challenge(message: str) -> str:
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer", "Basic cmVhZGVyOnB3", "Token abc"])
-def test_no_bearer_token_is_a_401_saying_one_is_required(mcp_url, acme, authorization):
+def test_no_bearer_token_is_a_401_saying_one_is_required(mcp_url, acme, authorization, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     response = post(mcp_url(), authorization)
 
     assert response.status_code == 401
@@ -46,7 +47,8 @@ def test_no_bearer_token_is_a_401_saying_one_is_required(mcp_url, acme, authoriz
 
 
 @pytest.mark.parametrize("raw", ["nonsense", "lcp_abc.def", "lcpo_not-issued"])
-def test_a_bad_token_is_a_401_saying_it_is_invalid(mcp_url, acme, raw):
+def test_a_bad_token_is_a_401_saying_it_is_invalid(mcp_url, acme, raw, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     response = post(mcp_url(), f"Bearer {raw}")
 
     assert response.status_code == 401

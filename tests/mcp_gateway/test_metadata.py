@@ -33,7 +33,8 @@ def post(url: str, headers: dict | None = None) -> httpx2.Response:
     return anyio.run(main)
 
 
-def test_metadata_names_the_endpoint_at_an_allowed_host(mcp_url, acme):
+def test_metadata_names_the_endpoint_at_an_allowed_host(mcp_url, acme, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     response = get(metadata_url(mcp_url), {"Host": "localhost:8000"})
     assert response.status_code == 200
     assert response.json()["resource"] == "http://localhost:8000/t/acme/mcp"
@@ -64,7 +65,8 @@ def test_metadata_of_a_switched_off_endpoint_is_not_found_as_the_endpoint_is(mcp
     assert post(mcp_url()).status_code == 404
 
 
-def test_the_401_points_at_the_metadata_of_the_endpoint_asked_for(mcp_url, acme):
+def test_the_401_points_at_the_metadata_of_the_endpoint_asked_for(mcp_url, acme, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     response = post(mcp_url(), {"Host": "localhost:8000"})
     assert response.status_code == 401
     challenge = response.headers["www-authenticate"]

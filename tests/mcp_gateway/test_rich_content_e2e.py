@@ -56,7 +56,8 @@ def call(url: str, raw: str, name: str, mode: str = "legacy"):
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-def test_an_image_and_a_link_to_the_apps_own_route_arrive(app, live_url, mcp_url, make_token, mode):
+def test_an_image_and_a_link_to_the_apps_own_route_arrive(app, live_url, mcp_url, make_token, mode, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     raw = make_token(app, "member")[1]
     result = call(mcp_url(), raw, "acme_cases_chart", mode)
     assert result.is_error is False

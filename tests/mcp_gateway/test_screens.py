@@ -106,7 +106,8 @@ def test_an_app_only_tool_answers_only_a_client_that_shows_views(mcp_url, token,
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_view_is_one_html_document_with_its_csp(mcp_url, app, token, mode):
+def test_the_view_is_one_html_document_with_its_csp(mcp_url, app, token, mode, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     result = run(mcp_url(), token("reader"), lambda client: client.read_resource(CARD), mode, ui=True)
     (contents,) = result.contents
     assert contents.mime_type == SCREEN_MIME_TYPE

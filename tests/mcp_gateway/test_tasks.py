@@ -273,6 +273,7 @@ def test_handler_progress_shows_as_the_tasks_status_message_while_it_works(mcp_u
 def test_a_tasks_resource_link_has_the_origin_of_the_call_that_created_it(
     mcp_url, live_url, token, settings, public_base_url
 ):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     # The run has no request of its own: without PUBLIC_BASE_URL (the demo) the link needs the
     # origin the task was created through; with it, PUBLIC_BASE_URL wins as for any call.
     settings.PUBLIC_BASE_URL = public_base_url
