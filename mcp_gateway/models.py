@@ -103,6 +103,16 @@ class ToolTask(TenantOwned):
     expires_at = models.DateTimeField()
     poll_interval_ms = models.PositiveIntegerField()
     link_origin = models.CharField(max_length=255, blank=True)  # the creating call's, for the run's links
+    # The tasks extension (2026-07-28): the kinds of question the creating client answers, the
+    # questions a parked run waits on (``input_required``), the answers given so far (the run is
+    # replayed with them), and how many rounds of questions the run has asked.
+    can_ask = models.JSONField(default=list, blank=True)
+    input_requests = models.JSONField(null=True, blank=True)
+    answers = models.JSONField(default=dict, blank=True)
+    input_rounds = models.PositiveSmallIntegerField(default=0)
+    # Failed by the platform (run lost, never started, result not kept), not by the tool: the
+    # extension reports it as ``failed`` with an error, a tool's own error as ``completed``.
+    platform_failure = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

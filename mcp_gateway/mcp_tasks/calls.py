@@ -8,6 +8,7 @@ tasks, the arguments pass ``inputSchema``), then answered at once with the task;
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as types
@@ -67,8 +68,13 @@ def create_task(
     arguments: dict[str, Any] | None,
     ttl_ms: int | None,
     confirmation: Confirmation | None = None,
+    *,
+    can_ask: tuple[str, ...] = (),
+    answer: Callable[[ToolTask], dict[str, Any]] = created_result,
 ) -> dict[str, Any]:
-    """Answer a task-augmented ``tools/call``: the task, or a tool error; audited either way.
+    """Answer a task-augmented ``tools/call``: the task (as ``answer`` shapes it), or a tool error;
+    audited either way. ``can_ask``: the kinds of question the client answers while its task runs
+    (the 2026-07-28 extension's ``tasks/update``; none on 2025-11-25).
 
     Raises:
         ToolUnavailable: unknown or hidden tool (``TaskModeRefused``: a tool without ``task``).
@@ -76,7 +82,8 @@ def create_task(
     """
     arguments = arguments or {}
     with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
-        return _create(tenant, caller, name, arguments, ttl_ms, audit, confirmation)
+        created = _create(tenant, caller, name, arguments, ttl_ms, audit, confirmation, can_ask)
+        return answer(created) if isinstance(created, ToolTask) else created
 
 
 def _create(
@@ -87,7 +94,8 @@ def _create(
     ttl_ms: int | None,
     audit: dict,
     confirmation: Confirmation | None,
-) -> dict[str, Any]:
+    can_ask: tuple[str, ...],
+) -> ToolTask | dict[str, Any]:
     entry = resolve_tool(tenant, caller, name)
     refuse_task_call(entry)
     audit["app_name"] = entry.app_name or ""
@@ -95,13 +103,13 @@ def _create(
     if refused is not None:
         return _wire(refused)
     try:
-        task = task_store.create(tenant, caller, name, arguments, ttl_ms)
+        task = task_store.create(tenant, caller, name, arguments, ttl_ms, can_ask)
     except TaskLimitReached as err:
         audit["outcome"] = Outcome.RATE_LIMITED
         return _wire(error_result(str(err)))
     audit["outcome"] = Outcome.TASK_CREATED
     send_on_commit([task.task_id])
-    return created_result(task)
+    return task
 
 
 def get_task(tenant: Tenant, caller: Caller, task_id: str) -> types.GetTaskResult:
@@ -110,9 +118,18 @@ def get_task(tenant: Tenant, caller: Caller, task_id: str) -> types.GetTaskResul
     Raises:
         TaskNotFound: unknown, expired or another caller's.
     """
+    return types.GetTaskResult(**task_model(current_task(tenant, caller, task_id)).model_dump())
+
+
+def current_task(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
+    """The caller's task as of now (see ``get_task``).
+
+    Raises:
+        TaskNotFound: unknown, expired or another caller's.
+    """
     task = task_store.owned(tenant, caller, task_id)
     _catch_up(task)
-    return types.GetTaskResult(**task_model(task).model_dump())
+    return task
 
 
 def _catch_up(task: ToolTask) -> None:

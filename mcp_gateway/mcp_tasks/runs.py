@@ -22,6 +22,7 @@ from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE, caller_now
 from mcp_gateway.mcp_tasks.progress import TaskStatusEvents
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.asks import MAX_ROUNDS, Asked
 from mcp_gateway.tools.audit import record_call
 from mcp_gateway.tools.call_events import bound_events
 from mcp_gateway.tools.confirmation import CONFIRMED_AT_CREATION
@@ -56,11 +57,36 @@ def execute_task(task_id: str) -> ToolTask | None:
     if not task_store.claim(task, _timeout_ms(task)):
         logger.info("Task %s was started, cancelled or purged by someone else", task_id)
         return task
-    result = _run(task, task_store.caller_from_snapshot(task.tenant_id, task.caller))
-    wire, size = _bounded(task, result.model_dump(by_alias=True, mode="json", exclude_none=True))
-    if not task_store.finish(task, wire, size, failed=bool(wire.get("isError"))):
+    outcome, by_platform = _run(task, task_store.caller_from_snapshot(task.tenant_id, task.caller))
+    if isinstance(outcome, Asked):
+        outcome = _park(task, outcome)
+        if outcome is None:
+            return task
+    wire, size, refused = _bounded(task, outcome.model_dump(by_alias=True, mode="json", exclude_none=True))
+    failed = bool(wire.get("isError"))
+    if not task_store.finish(task, wire, size, failed=failed, by_platform=by_platform or refused):
         logger.info("Task %s ended after it was cancelled or declared lost: its result is dropped", task_id)
     return task
+
+
+def _park(task: ToolTask, asked: Asked) -> types.CallToolResult | None:
+    """The run asked its caller (a task of the 2026-07-28 extension): the task waits for the answers
+    (None), or the run ends with the error result saying why it cannot ask."""
+    missing = asked.capabilities_needed() - set(task.can_ask)
+    if missing:
+        return error_result(
+            f"The tool asks its caller through {', '.join(sorted(missing))}, which the client that "
+            "created the task did not declare. Nothing else ran."
+        )
+    if task.input_rounds >= MAX_ROUNDS:
+        return error_result(f"The tool asked more than {MAX_ROUNDS} rounds of questions; nothing more ran.")
+    requests = {
+        key: request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        for key, request in asked.requests.items()
+    }
+    if not task_store.park(task, requests):
+        logger.info("Task %s asked after it was cancelled or declared lost: nothing is asked", task.task_id)
+    return None
 
 
 def _timeout_ms(task: ToolTask) -> int:
@@ -75,27 +101,38 @@ def _timeout_ms(task: ToolTask) -> int:
     return effective_timeout_ms(route, settings.TASK_MAX_TIMEOUT_MS)
 
 
-def _run(task: ToolTask, created_by: Caller) -> types.CallToolResult:
+def _run(task: ToolTask, created_by: Caller) -> tuple[types.CallToolResult | Asked, bool]:
+    """The run's outcome (its result, or the questions its handler asks), and whether the platform
+    (not the tool) failed it."""
     caller = caller_now(task.tenant, created_by)
     if caller is None:
         record_call(
             created_by, task.wire_name, task.arguments, outcome=ToolCallAudit.Outcome.DENIED, duration_ms=0
         )
-        return error_result(CREDENTIAL_GONE)
+        return error_result(CREDENTIAL_GONE), False
     try:
         with bound_events(TaskStatusEvents(task)), call_origin(task.link_origin):
-            return tool_calls.call_tool(
-                task.tenant, caller, task.wire_name, task.arguments, CONFIRMED_AT_CREATION, as_task=True
+            outcome = tool_calls.call_tool(
+                task.tenant,
+                caller,
+                task.wire_name,
+                task.arguments,
+                CONFIRMED_AT_CREATION,
+                as_task=True,
+                answers=task.answers,
+                can_ask=tuple(task.can_ask),
             )
+            return outcome, False
     except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied
-        return error_result(str(err))
+        return error_result(str(err)), False
     except InternalError as err:  # logged and audited under its error id
-        return error_result(str(err))
+        return error_result(str(err)), True
 
 
-def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int]:
-    """The result a task keeps and its size: the run's own, or an error saying why it is not kept
-    (over TASK_MAX_RESULT_BYTES, or over what the tenant's kept results may hold in all)."""
+def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int, bool]:
+    """The result a task keeps, its size, and whether the platform refused to keep the run's own:
+    then an error saying why (over TASK_MAX_RESULT_BYTES, or over what the tenant's kept results
+    may hold in all)."""
     size = len(json.dumps(wire, ensure_ascii=False).encode())
     limit = settings.TASK_MAX_RESULT_BYTES
     if size > limit:
@@ -106,9 +143,9 @@ def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int]:
             f"{settings.TASK_RESULT_QUOTA_BYTES} bytes: fetch or let older results expire, and call again"
         )
     else:
-        return wire, size
+        return wire, size, False
     refused = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
-    return refused, len(json.dumps(refused, ensure_ascii=False).encode())
+    return refused, len(json.dumps(refused, ensure_ascii=False).encode()), True
 
 
 def audit_lost(task: ToolTask) -> None:

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
@@ -30,6 +31,7 @@ from tenants.models import Tenant
 
 Status = ToolTask.Status
 STATUS_MESSAGE_MAX = 500
+WAITING_MESSAGE = "Waiting for the caller's answers (tasks/update)"
 LOST_MESSAGE = "The run was lost with the process running it (a restart or a crash); it did not finish"
 
 
@@ -57,9 +59,17 @@ def _unfinished(tenant: Tenant) -> QuerySet[ToolTask]:
     return ToolTask.objects.for_tenant(tenant).filter(status__in=[Status.WORKING, Status.INPUT_REQUIRED])
 
 
-def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_ms: int | None) -> ToolTask:
+def create(
+    tenant: Tenant,
+    caller: Caller,
+    wire_name: str,
+    arguments: dict,
+    ttl_ms: int | None,
+    can_ask: tuple[str, ...] = (),
+) -> ToolTask:
     """A new working task, its TTL clamped to TASK_MAX_TTL_MS, keeping the origin of the call
-    creating it for the links in its result (the run has no request to take one from).
+    creating it for the links in its result (the run has no request to take one from), and the
+    kinds of question its client answers (``can_ask``: none for a handshake-era task).
 
     The caps are counted, not locked: concurrent creations may pass them by a few, never by many.
 
@@ -98,6 +108,7 @@ def create(tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, ttl_
         expires_at=now + timedelta(milliseconds=ttl),
         poll_interval_ms=settings.TASK_POLL_INTERVAL_MS,
         link_origin=_link_origin(),
+        can_ask=list(can_ask),
     )
 
 
@@ -162,7 +173,9 @@ def cancel(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
 def waited_too_long(task: ToolTask, now: datetime | None = None) -> bool:
     """A queued task that has waited TASK_QUEUE_SECONDS for its tenant's share of the task workers."""
     now = now or timezone.now()
-    return task.started_at is None and task.created_at < now - timedelta(seconds=settings.TASK_QUEUE_SECONDS)
+    # A run sent again once its caller answered (the tasks extension) waits from then, not from creation.
+    since = task.updated_at if task.input_rounds else task.created_at
+    return task.started_at is None and since < now - timedelta(seconds=settings.TASK_QUEUE_SECONDS)
 
 
 def fail_unstarted(task: ToolTask, message: str) -> bool:
@@ -170,7 +183,11 @@ def fail_unstarted(task: ToolTask, message: str) -> bool:
     now = timezone.now()
     result = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
     done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at__isnull=True).update(
-        status=Status.FAILED, status_message=message[:STATUS_MESSAGE_MAX], result=result, updated_at=now
+        status=Status.FAILED,
+        status_message=message[:STATUS_MESSAGE_MAX],
+        result=result,
+        updated_at=now,
+        platform_failure=True,
     )
     if done:
         task.status, task.result, task.updated_at = Status.FAILED, result, now
@@ -195,17 +212,65 @@ def kept_result_bytes(tenant: Tenant) -> int:
     return kept.aggregate(total=Sum("result_bytes"))["total"] or 0
 
 
-def finish(task: ToolTask, result: dict, size: int, *, failed: bool) -> bool:
+def finish(task: ToolTask, result: dict, size: int, *, failed: bool, by_platform: bool = False) -> bool:
     """Record the run's result (``size`` bytes); False when the task was cancelled (or declared lost)
-    meanwhile."""
-    status = Status.FAILED if failed else Status.COMPLETED
+    meanwhile. ``by_platform``: the platform failed the run (see ``ToolTask.platform_failure``)."""
+    status = Status.FAILED if failed or by_platform else Status.COMPLETED
     now = timezone.now()
     done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at=task.started_at).update(
-        status=status, result=result, result_bytes=size, status_message="", updated_at=now, deadline=None
+        status=status,
+        result=result,
+        result_bytes=size,
+        status_message="",
+        updated_at=now,
+        deadline=None,
+        input_requests=None,
+        platform_failure=by_platform,
     )
     if done:
         task.status, task.result, task.updated_at, task.deadline = status, result, now, None
+        task.platform_failure = by_platform
     return bool(done)
+
+
+def park(task: ToolTask, requests: dict[str, dict]) -> bool:
+    """The run asked its caller: the task waits ``input_required`` on ``requests`` (no run holds a
+    worker meanwhile); False when it was cancelled or declared lost meanwhile."""
+    now = timezone.now()
+    done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at=task.started_at).update(
+        status=Status.INPUT_REQUIRED,
+        status_message=WAITING_MESSAGE,
+        input_requests=requests,
+        input_rounds=task.input_rounds + 1,
+        started_at=None,
+        updated_at=now,
+        deadline=None,
+    )
+    return bool(done)
+
+
+def answer(tenant: Tenant, caller: Caller, task_id: str, responses: dict[str, dict]) -> bool:
+    """Keep the caller's answers to the questions its task waits on (answers to anything else are
+    ignored); True when none is left unanswered, so the run is to be sent again.
+
+    Raises:
+        TaskNotFound: see ``owned``.
+    """
+    with transaction.atomic():
+        task = owned(tenant, caller, task_id)
+        task = ToolTask.objects.for_tenant(tenant).select_for_update().get(pk=task.pk)
+        pending = task.input_requests or {}
+        given = {key: value for key, value in responses.items() if key in pending}
+        if task.status != Status.INPUT_REQUIRED or not given:
+            return False
+        left = {key: request for key, request in pending.items() if key not in given}
+        task.answers = {**task.answers, **given}
+        task.input_requests = left or None
+        task.updated_at = timezone.now()
+        if not left:
+            task.status, task.status_message = Status.WORKING, ""
+        task.save(update_fields=["answers", "input_requests", "updated_at", "status", "status_message"])
+        return not left
 
 
 def note_progress(task: ToolTask, message: str) -> None:
@@ -259,6 +324,11 @@ def sweep(now: datetime | None = None) -> Swept:
 def fail_lost(task: ToolTask, now: datetime) -> bool:
     result = error_result(LOST_MESSAGE).model_dump(by_alias=True, mode="json", exclude_none=True)
     lost = ToolTask.all_tenants.filter(pk=task.pk, status=Status.WORKING, started_at=task.started_at).update(
-        status=Status.FAILED, status_message=LOST_MESSAGE, result=result, updated_at=now, deadline=None
+        status=Status.FAILED,
+        status_message=LOST_MESSAGE,
+        result=result,
+        updated_at=now,
+        deadline=None,
+        platform_failure=True,
     )
     return bool(lost)

@@ -42,6 +42,7 @@ from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import prompts
 from mcp_gateway.tools.asks import (
     MAX_ANSWERS_BYTES,
+    MAX_ROUNDS,
     Asked,
     answer_json,
     checked_answers,
@@ -51,7 +52,6 @@ from mcp_gateway.tools.asks import (
 from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.results import error_result
 
-MAX_ROUNDS = 5
 MAX_SESSIONS = 10_000
 _RESULT_TYPES: dict[str, Any] = {
     "elicitation/create": types.ElicitResult,

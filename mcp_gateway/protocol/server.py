@@ -12,6 +12,7 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions
 
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
+from mcp_gateway.mcp_tasks.extension import EXTENSION as TASKS_EXTENSION
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import RememberClientKinds, call_asking, prompt_asking
 from mcp_gateway.protocol.client_features import ClientFeatures
@@ -159,6 +160,8 @@ def build_server(notifier: Notifier) -> GatewayServer:
         on_subscriptions_listen=jsonrpc_errors(notifier.listen_handler),
     )
     server.extensions.update(EXTENSIONS)  # both eras' capabilities and server/discover read it
+    # 2026-07-28 tasks (SEP-2663); 2025-11-25 sessions are offered the core ``tasks`` capability instead.
+    server.extensions[TASKS_EXTENSION] = {}
     if not settings.MCP_OPENTELEMETRY:
         # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]

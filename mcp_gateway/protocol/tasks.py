@@ -1,15 +1,18 @@
-"""MCP tasks on the wire (protocol 2025-11-25): task-augmented ``tools/call`` and ``tasks/*``.
+"""MCP tasks on the wire, in both eras: task-augmented ``tools/call`` and ``tasks/*``.
 
-SDK 2.3 defines the task types but routes none of it, so the gateway does:
+SDK 2.3 defines the 2025-11-25 task types but routes none of it, and has nothing of the 2026-07-28
+tasks extension, so the gateway does:
 
-- ``TaskCalls`` (server middleware) answers a ``tools/call`` carrying ``params.task`` with a
-  ``CreateTaskResult``. It must answer before the SDK's result check, which knows only
-  ``CallToolResult`` for ``tools/call`` and would drop the ``task`` member.
-- ``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` are request handlers.
-
-On 2026-07-28 (where tasks left the core protocol for an extension the SDK does not implement) a
-``tools/call`` has no ``task`` member: optional task tools run synchronously there, and required ones
-are refused (``task_modes.py``). The ``tasks/*`` methods answer on either era.
+- ``TaskCalls`` (server middleware) answers a ``tools/call`` that creates a task before the SDK's
+  result check, which knows only ``CallToolResult`` for ``tools/call``.
+- 2025-11-25 (core tasks): a call carrying ``params.task`` creates one; ``tasks/get``,
+  ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` serve it (``mcp_tasks/calls.py``).
+- 2026-07-28 (the ``io.modelcontextprotocol/tasks`` extension, ``mcp_tasks/extension.py``): the
+  server decides. A request whose ``_meta`` client capabilities declare the extension gets a task
+  for a call of a task tool (and a sync-only tool's call stays synchronous, ``task`` param or
+  not); one that does not gets the result synchronously for an ``optional`` tool and -32021 for a
+  ``required`` one. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` need the extension
+  declared (-32021), and ``tasks/result`` and ``tasks/list`` are not methods of that era (-32601).
 """
 
 from __future__ import annotations
@@ -23,15 +26,20 @@ from django.conf import settings
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_gateway.mcp_tasks import calls as task_calls
+from mcp_gateway.mcp_tasks import extension as task_extension
+from mcp_gateway.mcp_tasks.extension import EXTENSION
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call
 from mcp_gateway.protocol.errors import jsonrpc_error
 from mcp_gateway.protocol.list_pages import sdk_would_serve
+from mcp_gateway.tools.asks import kinds_declared
 from mcp_gateway.tools.links import remember_call_origin
+from mcp_gateway.tools.modes import REQUIRED
 
 CAPABILITY = types.ServerTasksCapability(
     list=types.TasksListCapability(),
@@ -44,53 +52,153 @@ CAPABILITY = types.ServerTasksCapability(
 RESULT_POLL_SECONDS = 0.5
 
 
+class UpdateTaskRequestParams(types.GetTaskRequestParams):
+    """``tasks/update`` (the 2026-07-28 extension): the caller's answers to its task's questions."""
+
+    input_responses: dict[str, Any] = {}
+
+
+def _modern(ctx: ServerRequestContext) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def declares_extension(ctx: ServerRequestContext) -> bool:
+    """Whether this 2026-07-28 request's client capabilities declare the tasks extension."""
+    declared = ctx.session.client_capabilities
+    return declared is not None and EXTENSION in (declared.extensions or {})
+
+
+def _extension_required(what: str) -> MCPError:
+    data = types.MissingRequiredClientCapabilityErrorData(
+        required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}})
+    )
+    return MCPError(
+        types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"{what} needs the {EXTENSION} extension, which this request's client capabilities do not declare",
+        data.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
+
+
+def _require_extension(ctx: ServerRequestContext) -> None:
+    if not declares_extension(ctx):
+        raise _extension_required(ctx.method)
+
+
+def _not_in_this_era(ctx: ServerRequestContext) -> MCPError:
+    return MCPError(types.METHOD_NOT_FOUND, "Method not found", ctx.method)
+
+
+class TaskNameHeader:
+    """Middleware: a 2026-07-28 ``tasks/*`` request whose ``Mcp-Name`` header names another task
+    than its ``taskId`` is -32020, as the SDK answers a mismatched header on the core methods.
+
+    The extension has clients mirror ``taskId`` into ``Mcp-Name`` for routing intermediaries; one
+    that sends no header is still served (the SDK's client sends none for methods it does not know).
+    """
+
+    async def __call__(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
+        if ctx.method in _NAMED_BY_TASK and _modern(ctx) and ctx.request is not None:
+            header = decode_header_value(ctx.request.headers.get(MCP_NAME_HEADER))
+            task_id = ctx.params.get("taskId") if isinstance(ctx.params, dict) else None
+            if header is not None and header != task_id:
+                message = f"{MCP_NAME_HEADER} header does not match params.taskId"
+                raise MCPError(types.HEADER_MISMATCH, message)
+        return await call_next(ctx)
+
+
+_NAMED_BY_TASK = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
 class TaskCalls:
-    """Server middleware: a task-augmented tools/call creates a task and is answered with it."""
+    """Server middleware: a tools/call that creates a task is answered with it (see the module)."""
 
     async def __call__(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
         params = ctx.params
         if (
             ctx.method != "tools/call"
             or ctx.request_id is None
-            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
             or not isinstance(params, dict)
-            or params.get("task") is None
+            or (params.get("task") is None and not _modern(ctx))
             or not sdk_would_serve(ctx, "tools/call")
         ):
             return await call_next(ctx)
-        call = types.CallToolRequestParams.model_validate(params, by_name=False)
-        gw = gateway_request(ctx)
-        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # the task keeps it
-        ttl = call.task.ttl if call.task is not None else None
         try:
-            confirmation = await confirm_call(ctx, gw, call)  # handshake era: never input-required
-            return await in_thread(
-                task_calls.create_task, gw.tenant, gw.caller, call.name, call.arguments, ttl, confirmation
-            )
+            if _modern(ctx):
+                return await self._modern(ctx, call_next, params)
+            return await self._handshake_era(ctx, params)
         except Exception as err:  # a middleware, outside the handlers' guard: the same mapping
             mapped = jsonrpc_error(ctx, err)
             if mapped is None or mapped is err:
                 raise
             raise mapped from err
 
+    async def _handshake_era(self, ctx: ServerRequestContext, params: dict) -> HandlerResult:
+        call = types.CallToolRequestParams.model_validate(params, by_name=False)
+        gw = gateway_request(ctx)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # the task keeps it
+        ttl = call.task.ttl if call.task is not None else None
+        confirmation = await confirm_call(ctx, gw, call)  # handshake era: never input-required
+        return await in_thread(
+            task_calls.create_task, gw.tenant, gw.caller, call.name, call.arguments, ttl, confirmation
+        )
 
-async def _get(ctx: ServerRequestContext, params: types.GetTaskRequestParams) -> types.GetTaskResult:
+    async def _modern(self, ctx: ServerRequestContext, call_next: CallNext, params: dict) -> HandlerResult:
+        gw = gateway_request(ctx)
+        mode = await in_thread(task_extension.task_mode, gw.tenant, gw.caller, params.get("name"))
+        if mode is None:
+            return await call_next(ctx)  # not a task tool: a legacy ``task`` param changes nothing
+        if not declares_extension(ctx):
+            if mode == REQUIRED:
+                raise _extension_required(f"Tool {params.get('name')} runs only as a task: it")
+            return await call_next(ctx)  # optional: the result, synchronously
+        call = types.CallToolRequestParams.model_validate(params, by_name=False)
+        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # the task keeps it
+        confirmation = await confirm_call(ctx, gw, call)
+        if isinstance(confirmation, types.InputRequiredResult):
+            return confirmation  # the user confirms first (an input round), then the task is created
+        can_ask = kinds_declared(ctx.session.client_capabilities)
+        return await in_thread(
+            task_extension.create_task, gw.tenant, gw.caller, call.name, call.arguments, confirmation, can_ask
+        )
+
+
+async def _get(ctx: ServerRequestContext, params: types.GetTaskRequestParams) -> Any:
     gw = gateway_request(ctx)
+    if _modern(ctx):
+        _require_extension(ctx)
+        return await in_thread(task_extension.get_task, gw.tenant, gw.caller, params.task_id)
     return await in_thread(task_calls.get_task, gw.tenant, gw.caller, params.task_id)
 
 
 async def _list(ctx: ServerRequestContext, params: types.PaginatedRequestParams) -> types.ListTasksResult:
+    if _modern(ctx):
+        raise _not_in_this_era(ctx)  # the extension has no tasks/list
     gw = gateway_request(ctx)
     return await in_thread(task_calls.list_tasks, gw.tenant, gw.caller, params.cursor)
 
 
-async def _cancel(ctx: ServerRequestContext, params: types.CancelTaskRequestParams) -> types.CancelTaskResult:
+async def _cancel(ctx: ServerRequestContext, params: types.CancelTaskRequestParams) -> Any:
     gw = gateway_request(ctx)
+    if _modern(ctx):
+        _require_extension(ctx)
+        return await in_thread(task_extension.cancel_task, gw.tenant, gw.caller, params.task_id)
     return await in_thread(task_calls.cancel_task, gw.tenant, gw.caller, params.task_id)
+
+
+async def _update(ctx: ServerRequestContext, params: UpdateTaskRequestParams) -> dict[str, Any]:
+    if not _modern(ctx):
+        raise _not_in_this_era(ctx)  # core tasks of 2025-11-25 take no input
+    _require_extension(ctx)
+    gw = gateway_request(ctx)
+    return await in_thread(
+        task_extension.update_task, gw.tenant, gw.caller, params.task_id, params.input_responses
+    )
 
 
 async def _result(ctx: ServerRequestContext, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
     """The task's tools/call result once it has ended, waiting for that at most TASK_RESULT_WAIT_SECONDS."""
+    if _modern(ctx):
+        raise _not_in_this_era(ctx)  # the extension inlines the result on tasks/get
     gw = gateway_request(ctx)
     waited, limit = 0.0, settings.TASK_RESULT_WAIT_SECONDS
     while True:
@@ -113,4 +221,6 @@ def register_task_methods(server: Server, guard: Callable[[Any], Any]) -> None:
     server.add_request_handler("tasks/list", types.PaginatedRequestParams, guard(_list))
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, guard(_cancel))
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, guard(_result))
+    server.add_request_handler("tasks/update", UpdateTaskRequestParams, guard(_update))
+    server.middleware.append(TaskNameHeader())
     server.middleware.append(TaskCalls())

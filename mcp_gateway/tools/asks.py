@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from apps_runtime.sandbox.runtime.sdk import CAPABILITY_OF, ELICIT, ROOTS, SAMPLE
 
 MAX_QUESTIONS = 8
+MAX_ROUNDS = 5  # rounds of questions in one call (or one task's run)
 MAX_FORM_FIELDS = 30
 MAX_ANSWER_BYTES = 16 * 1024
 MAX_ANSWERS_BYTES = 64 * 1024

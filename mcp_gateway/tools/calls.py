@@ -202,7 +202,7 @@ def _call_app_tool(
             timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
             events=running_call_events.get(),
             answers=answers,
-            can_ask=() if as_task else can_ask,
+            can_ask=can_ask,
             traceparent=call_traceparent.get(),
         )
     except RuntimeDomainError as err:
@@ -210,7 +210,7 @@ def _call_app_tool(
         audit["outcome"] = Outcome.DENIED
         return error_result(err.message)
     if result.asks is not None and not result.failed:
-        return _asked(result.asks, audit, as_task=as_task)
+        return _asked(result.asks, audit, task_without_answers=as_task and not can_ask)
     if result.failed:
         audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
     elif result.status >= 400:
@@ -232,10 +232,12 @@ def _call_app_tool(
     return mapped
 
 
-def _asked(raw: object, audit: dict, *, as_task: bool) -> types.CallToolResult | Asked:
-    """The handler's questions, checked, for the protocol layer to put to the client."""
+def _asked(raw: object, audit: dict, *, task_without_answers: bool) -> types.CallToolResult | Asked:
+    """The handler's questions, checked, for the protocol layer (or a task's run) to put to the client."""
     audit["outcome"] = Outcome.TOOL_ERROR
-    if as_task:  # a task runs with nobody to ask (the tasks extension's input rounds are not offered)
+    # A handshake-era task (or one whose client answers nothing) has nobody to ask: tasks/update,
+    # which carries the answers to a task, is the 2026-07-28 extension's.
+    if task_without_answers:
         return error_result("The tool asked its caller for input, which a task run cannot carry.")
     try:
         asked = checked_questions(raw)

@@ -1,11 +1,12 @@
 """Which way a tool may be called: the manifest's ``task`` option as the spec's ``execution.taskSupport``.
 
 - no ``task`` (spec: forbidden): synchronous only; a task-augmented call is refused.
-- ``optional``: either; a client without tasks (or on the 2026-07-28 protocol, where the SDK has no
-  tasks) gets the result synchronously, under the ordinary time limit.
+- ``optional``: either; a client without tasks (a 2026-07-28 request that does not declare the tasks
+  extension among them) gets the result synchronously, under the ordinary time limit.
 - ``required``: task-augmented only; a plain call is refused.
 
-The spec answers a refused mode with JSON-RPC -32601 (``TaskModeRefused``).
+2025-11-25 answers a refused mode with JSON-RPC -32601 (``TaskModeRefused``); on 2026-07-28 the
+server decides (``protocol/tasks.py``), and a required tool without the extension is -32021.
 """
 
 from __future__ import annotations

@@ -6,11 +6,12 @@ everything else (method, path, the suite's own ``Host`` and ``Origin``, the body
 the answer back as it comes (event streams included).
 
 Two of the suite's fixed tool names have a single ``_`` (``test_sampling``, ``test_elicitation``),
-and a wire name is always ``<prefix>_<app>_<tool>``; the proxy renames them to the fixture's
-``test_sampling_create`` / ``test_elicitation_create`` on the way in and back on the way out, rather
-than the platform weakening its wire-name rule for a test. The suite's resource URIs
-(``test://static-text``) need no mapping: an app's resources live under its own scheme, and they
-are the fixture app ``test``'s.
+and the tasks-* scenarios' names have none or one (``greet``, ``slow_compute``), while a wire name
+is always ``<prefix>_<app>_<tool>``; the proxy renames them to the fixture's
+``test_sampling_create`` / ``test_elicitation_create`` / ``test_tasks_<name>`` on the way in and
+back on the way out, rather than the platform weakening its wire-name rule for a test. The suite's
+resource URIs (``test://static-text``) need no mapping: an app's resources live under its own
+scheme, and they are the fixture app ``test``'s.
 """
 
 from __future__ import annotations
@@ -21,6 +22,20 @@ import json
 import httpx2
 
 RENAMED = {"test_sampling": "test_sampling_create", "test_elicitation": "test_elicitation_create"}
+# The tasks-* scenarios' fixtures have bare names (``greet``, ``slow_compute``): app ``tasks`` serves them.
+RENAMED.update(
+    {
+        name: f"test_tasks_{name}"
+        for name in (
+            "greet",
+            "slow_compute",
+            "failing_job",
+            "protocol_error_job",
+            "confirm_delete",
+            "multi_input",
+        )
+    }
+)
 _BACK = [(f'"{wire}"'.encode(), f'"{suite}"'.encode()) for suite, wire in RENAMED.items()]
 _HOP_BY_HOP = {b"host", b"content-length", b"connection", b"transfer-encoding", b"authorization"}
 

@@ -8,6 +8,9 @@ runs in its own ``conformance server --scenario S --spec-version REV --force`` p
 timeout, as ``--requirements REV`` would run it. The suite is pinned (``SUITE``) and installed with
 Node 22 from npm into a cache folder, as ``.ci/inspector-check`` does.
 
+The tasks extension's scenarios (``EXTENSION``, SEP-2663: not in the required sets, which do not
+score extensions) run as a set of their own against 2026-07-28, checked the same way.
+
 Exit status 0 when every scenario passes except those in ``NOT_SERVED`` (each with its reason, and
 each still expected to fail: one that starts passing fails the run, so the list cannot go stale).
 """
@@ -37,10 +40,35 @@ REVISIONS = ("2026-07-28", "2025-11-25")
 NODE_DIR = Path(os.environ.get("NODE22_DIR", Path.home() / ".cache" / "lcp-node22"))
 SUITE_DIR = Path(os.environ.get("CONFORMANCE_DIR", Path.home() / ".cache" / "lcp-conformance"))
 SCENARIO_SECONDS = 90
+# The tasks extension (io.modelcontextprotocol/tasks) scenarios, run against this revision.
+EXTENSION = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+EXTENSION_REVISION = "2026-07-28"
+# The served platform's task settings: the fixture's protocol_error_job returns 100 kB, over what a
+# task keeps here (its failure is the platform's, as the scenario wants); four task threads, all
+# open to the one tenant, so a run the suite cancels (its route stops at 5 s) holds none back.
+PLATFORM_ENV = {"TASK_MAX_RESULT_BYTES": "65536", "TASK_IN_PROCESS_WORKERS": "4", "TASK_TENANT_SHARE": "4"}
 
 # Required scenarios the platform does not pass, by (revision, scenario), with the reason. Each is
 # still run; ``--check`` fails when one of them passes (then it comes off this list).
-NOT_SERVED: dict[tuple[str, str], str] = {}
+NOT_SERVED: dict[tuple[str, str], str] = {
+    ("2026-07-28", "tasks-mrtr-composition"): (
+        "A task tool's handler runs only in its task, so its questions reach the client as the task's "
+        "input_required rounds (tasks/get, answered with tasks/update), never as an InputRequiredResult "
+        "before the task exists; the scenario wants test_tool_with_task's user_name asked first and the "
+        "task created on the retried call. Only a manifest confirm question comes before the task."
+    ),
+}
 
 
 @dataclass
@@ -49,6 +77,7 @@ class Outcome:
     scenario: str
     passed: bool
     summary: str
+    extension: bool = False
 
 
 def suite_bin() -> Path:
@@ -122,11 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requirements", action="append", choices=REVISIONS)
     parser.add_argument("--scenario", action="append", help="only these scenarios (required or not)")
     parser.add_argument("--check", action="store_true", help="fail on a scenario outside NOT_SERVED")
+    parser.add_argument("--no-extension", action="store_true", help="only the required sets")
     parser.add_argument("--json", type=Path, help="write the outcomes here")
     args = parser.parse_args(argv)
     cli = suite_bin()
     work = Path(tempfile.mkdtemp(prefix="conformance-"))
-    platform = PlatformProcess(work, Database.sqlite(work / "platform.sqlite3").url)
+    platform = PlatformProcess(work, Database.sqlite(work / "platform.sqlite3").url, env=PLATFORM_ENV)
     try:
         platform.migrate()
         fixture = platform.python(
@@ -140,12 +170,12 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.05)
         url = f"http://127.0.0.1:{port}/t/conformance/mcp"
         outcomes = []
-        for revision in args.requirements or REVISIONS:
-            for scenario in args.scenario or required(cli, revision):
-                outcome = run_scenario(cli, url, revision, scenario, work / "results" / revision / scenario)
-                outcomes.append(outcome)
-                mark = "PASS" if outcome.passed else "FAIL"
-                print(f"{revision} {mark} {scenario} {outcome.summary}", flush=True)
+        for revision, scenario in planned(cli, args):
+            outcome = run_scenario(cli, url, revision, scenario, work / "results" / revision / scenario)
+            outcome.extension = scenario in EXTENSION
+            outcomes.append(outcome)
+            mark = "PASS" if outcome.passed else "FAIL"
+            print(f"{revision} {mark} {scenario} {outcome.summary}", flush=True)
         proxy.server.should_exit = True
     finally:
         platform.stop()
@@ -156,11 +186,25 @@ def main(argv: list[str] | None = None) -> int:
     return report(outcomes, args)
 
 
+def planned(cli: Path, args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(revision, scenario) to run: ``--scenario`` ones, or each revision's required set and, with
+    2026-07-28, the tasks extension's set."""
+    runs = []
+    for revision in args.requirements or REVISIONS:
+        scenarios = args.scenario or required(cli, revision)
+        if not args.scenario and revision == EXTENSION_REVISION and not args.no_extension:
+            scenarios = [*scenarios, *EXTENSION]
+        runs += [(revision, scenario) for scenario in scenarios]
+    return runs
+
+
 def report(outcomes: list[Outcome], args: argparse.Namespace) -> int:
     status = 0
     for revision in sorted({o.revision for o in outcomes}, reverse=True):
-        mine = [o for o in outcomes if o.revision == revision]
-        print(f"{revision}: {sum(o.passed for o in mine)} of {len(mine)} scenarios passed")
+        for extension, label in ((False, revision), (True, f"{revision} tasks extension")):
+            mine = [o for o in outcomes if o.revision == revision and o.extension == extension]
+            if mine:
+                print(f"{label}: {sum(o.passed for o in mine)} of {len(mine)} scenarios passed")
     for o in outcomes:
         reason = NOT_SERVED.get((o.revision, o.scenario))
         if not o.passed and reason is None:

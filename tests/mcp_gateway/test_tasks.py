@@ -219,7 +219,9 @@ def test_too_many_unfinished_tasks_of_a_caller_are_refused_with_a_clear_error(mc
     assert ToolCallAudit.all_tenants.filter(wire_name=SLOW, outcome=Outcome.RATE_LIMITED).count() == 1
 
 
-def test_2026_clients_get_optional_task_tools_synchronously_and_required_ones_refused(mcp_url, token):
+def test_2026_clients_without_the_tasks_extension_get_optional_ones_synchronously_required_ones_32021(
+    mcp_url, token
+):
     reader = token("reader")
 
     async def main():
@@ -232,7 +234,9 @@ def test_2026_clients_get_optional_task_tools_synchronously_and_required_ones_re
     version, quick, error = run(main)
     assert version == "2026-07-28"
     assert quick.structured_content == {"quick": True}
-    assert error.code == types.METHOD_NOT_FOUND
+    # The tasks extension (SEP-2663): a required task tool needs the extension declared.
+    assert error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert error.data["requiredCapabilities"]["extensions"] == {"io.modelcontextprotocol/tasks": {}}
 
 
 def test_tasks_result_waits_a_bounded_time_then_says_to_poll_again(mcp_url, token, settings):
