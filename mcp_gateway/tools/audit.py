@@ -8,10 +8,12 @@ Rows of concurrent calls are committed together (group commit, ``GroupCommit``):
 finds no commit in progress writes it, with every row queued meanwhile, in one multi-row INSERT and
 one transaction; a call whose row finds one in progress waits (at most ``MAX_PENDING`` rows queue;
 past that a call waits for room) and is woken when its row is committed, or to lead the next batch.
-No extra thread: a call alone commits its own row at once, as before. One commit per batch instead
-of one per row: on SQLite a row of a batch of 8 costs about half the CPU of a row committed alone,
-and a fifth of the wall time (issue 28; ``bench/bench_gateway.py``). A batch the database refuses
-is written again row by row, so only the call whose row is refused fails.
+No extra thread: a call alone commits its own row at once, as before. Measured on SQLite (issue
+28): a row written in a transaction of 8 costs about half the CPU of a row committed alone (48 against
+90 us) and a fifth of the wall time; end to end, 16 clients calling ``records_get`` spent the same
+server CPU a call either way (2.31 against 2.22 ms, within the run's noise), since the rows mostly
+found no commit in progress. A batch the database refuses is written again row by row, so only the
+call whose row is refused fails.
 """
 
 from __future__ import annotations
