@@ -26,6 +26,7 @@ from apps_runtime.manifest import defaults
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
 from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
 from apps_runtime.screens import SDK_PATH, SDK_VERSION, content_security_policy, render
+from core.challenges import bearer_challenge
 from core.error_ids import error_id_note
 from core.problems import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
@@ -35,6 +36,7 @@ from tenants.models import Tenant
 from tenants.scoping import access_tenant
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+APPS_CHALLENGE = bearer_challenge(realm="apps")
 
 
 def _caller(request: HttpRequest, tenant: Tenant) -> Caller:
@@ -97,7 +99,7 @@ def app_route(request: HttpRequest, tenant_slug: str, app_name: str, route_path:
     except RuntimeDomainError as err:
         response = error_response(err)
         if err.status == 401:
-            response["WWW-Authenticate"] = 'Bearer realm="apps"'
+            response["WWW-Authenticate"] = APPS_CHALLENGE
         return response
     if result.failed:
         return _failure_response(result)
@@ -144,7 +146,7 @@ def app_screen(request: HttpRequest, tenant_slug: str, app_name: str, screen_nam
         if "text/html" in request.headers.get("Accept", ""):  # a person in a browser: sign in first
             return redirect(f"{settings.LOGIN_URL}?next={request.get_full_path()}")
         response = error_response(err)
-        response["WWW-Authenticate"] = 'Bearer realm="apps"'
+        response["WWW-Authenticate"] = APPS_CHALLENGE
         return response
     except RuntimeDomainError as err:
         return error_response(err)

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.http import JsonResponse
 
+from core.challenges import bearer_challenge
 from core.error_ids import error_id_note
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
@@ -38,7 +39,7 @@ def problem_response(body: dict, *, headers: dict[str, str] | None = None) -> Js
     """Send a ``problem`` body with its status and the problem media type."""
     response = JsonResponse(body, status=body["status"], content_type=PROBLEM_CONTENT_TYPE, headers=headers)
     if body["status"] == 401 and "WWW-Authenticate" not in response:
-        response["WWW-Authenticate"] = "Bearer"
+        response["WWW-Authenticate"] = bearer_challenge()
     return response
 
 

@@ -13,7 +13,6 @@ then the per-token and per-tenant session caps; then the SDK.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 from collections.abc import AsyncIterator
@@ -31,16 +30,13 @@ from starlette.types import Message, Receive, Scope, Send
 from core.error_ids import error_id_note, new_error_id
 from core.origin import MCP_PATH, METADATA_PATH, scope_origin
 from mcp_gateway.exceptions import GatewayRefused
-from mcp_gateway.protocol.concurrency import SERVER_BUSY, charged_to, in_thread, share_limits
+from mcp_gateway.protocol.concurrency import SERVER_BUSY, charged_to, share_limits
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, current_request
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
-from mcp_gateway.transport.auth import (
-    RequireCaller,
-    authenticate,
-    endpoint_tenant,
-    resource_metadata,
-)
+from mcp_gateway.transport.auth import RequireCaller, authenticate
+from mcp_gateway.transport.metadata import serve_metadata
+from mcp_gateway.transport.responses import send_error, send_jsonrpc_error
 from mcp_gateway.transport.sessions import (
     Owner,
     Reservation,
@@ -49,7 +45,6 @@ from mcp_gateway.transport.sessions import (
     session_limits,
 )
 from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
-from oauth.exceptions import OriginNotConfigured
 
 logger = logging.getLogger("mcp_gateway.transport.app")
 
@@ -77,24 +72,9 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-async def _send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
-    payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
-
-
 class Gateway:
-    """The ASGI app for /t/<tenant>/mcp and its protected-resource metadata."""
+    """The ASGI app for /t/<tenant>/mcp and its protected-resource metadata (``metadata``); every
+    answer it gives itself is written by ``responses``."""
 
     def __init__(self) -> None:
         share_limits()  # a misconfigured limit stops the server at start-up, not at the first call
@@ -144,11 +124,8 @@ class Gateway:
                 raise
             error_id = new_error_id()
             logger.exception("MCP request failed: database unavailable (error id %s)", error_id)
-            body = {
-                "error": f"The platform is briefly unavailable; retry {error_id_note(error_id)}.",
-                "errorId": error_id,
-            }
-            await _send_json(send, 503, body, [(b"retry-after", b"5")])
+            message = f"The platform is briefly unavailable; retry {error_id_note(error_id)}."
+            await send_error(send, 503, message, error_id=error_id, headers=[(b"retry-after", b"5")])
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"].removesuffix("/")
@@ -159,14 +136,14 @@ class Gateway:
             await refusal(scope, receive, send)
             return
         if prm:
-            await self._metadata(scope, send, prm["slug"])
+            await serve_metadata(scope, send, prm["slug"])
             return
         slug = MCP_PATH.match(path)["slug"]
         origin = scope_origin(scope)
         try:
             scope = await authenticate(scope, slug, origin)
         except GatewayRefused as refused:
-            await _send_json(send, refused.status, {"error": refused.message})
+            await send_error(send, refused.status, refused.message)
             return
         await RequireCaller(self._serve_caller, scope, origin, slug)(scope, receive, send)
 
@@ -247,31 +224,6 @@ class Gateway:
         headers = [(k, v) for k, v in scope.get("headers", []) if check_origin or k != b"origin"]
         return await self.guard.validate_request(Request({**scope, "headers": headers}), is_post=False)
 
-    async def _metadata(self, scope: Scope, send: Send, slug: str) -> None:
-        """RFC 9728 protected-resource metadata: bearer tokens in the header, issued by the platform.
-
-        Only where the endpoint exists: an unknown tenant or a switched-off endpoint answers 404,
-        as the endpoint itself does.
-        """
-        try:
-            await in_thread(endpoint_tenant, slug)
-        except GatewayRefused as refused:
-            await _send_json(send, refused.status, {"error": refused.message})
-            return
-        origin = scope_origin(scope)
-        if origin is None:
-            # As the authorization server's metadata answers: no origin, no URLs to name.
-            await _send_json(send, 503, {"error": str(OriginNotConfigured())})
-            return
-        # The issuer is the platform's own authorization server (oauth/), at the same origin.
-        metadata = resource_metadata(origin, slug, origin)
-        await _send_json(
-            send,
-            200,
-            metadata,
-            [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
-        )
-
 
 async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions) -> None:
     error_id = new_error_id()
@@ -283,15 +235,11 @@ async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySes
         error_id,
     )
     retry_after = refused.retry_after  # when the first session that counts here is reaped
-    body = {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {
-            "code": SERVER_BUSY,
-            "message": (
-                f"{refused} Close unused sessions (HTTP DELETE) or retry later {error_id_note(error_id)}."
-            ),
-            "data": {"errorId": error_id, "limit": refused.scope, "retryAfter": retry_after},
-        },
-    }
-    await _send_json(send, 429, body, [(b"retry-after", str(retry_after).encode())])
+    await send_jsonrpc_error(
+        send,
+        429,
+        SERVER_BUSY,
+        f"{refused} Close unused sessions (HTTP DELETE) or retry later {error_id_note(error_id)}.",
+        {"errorId": error_id, "limit": refused.scope, "retryAfter": retry_after},
+        [(b"retry-after", str(retry_after).encode())],
+    )

@@ -7,7 +7,7 @@
   ``scope["user"]`` is what the SDK binds each session to.
 * ``RequireCaller`` is the SDK's ``RequireAuthMiddleware``: 401 with ``WWW-Authenticate: Bearer
   error="invalid_token", error_description=..., resource_metadata=...`` unless a caller was found.
-* ``resource_metadata`` is the SDK's ``ProtectedResourceMetadata`` (RFC 9728).
+* The metadata (``metadata.resource_metadata``) is the SDK's ``ProtectedResourceMetadata`` (RFC 9728).
 
 Where the seams do not fit as they are: the endpoint's URL depends on the tenant (and, without
 PUBLIC_BASE_URL and in DEBUG, on the Host), so the backend and the middleware are built per request (plain
@@ -20,21 +20,20 @@ without OAuth.
 from __future__ import annotations
 
 import functools
-import json
 
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
-from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl, ConfigDict, Field, ValidationError
 from starlette.authentication import AuthCredentials, UnauthenticatedUser
 from starlette.requests import HTTPConnection
-from starlette.types import ASGIApp, Message, Scope, Send
+from starlette.types import ASGIApp, Scope, Send
 
 from core.origin import mcp_endpoint_url, resource_metadata_url
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest
-from oauth.access import MCP_SCOPE, caller_for_access_token
+from mcp_gateway.transport.responses import send_auth_error
+from oauth.access import caller_for_access_token
 from oauth.tokens import is_access_token
 from tenants.callers import caller_for_token
 from tenants.exceptions import InvalidToken
@@ -181,37 +180,8 @@ class RequireCaller(RequireAuthMiddleware):
         self._refusal = scope.get(_REFUSAL_KEY, TOKEN_REQUIRED)
 
     async def _send_auth_error(self, send: Send, status_code: int, error: str, description: str) -> None:
-        # The SDK's answer and challenge, with this request's own description, and the body every
-        # gateway refusal has: {"error": message}.
+        # The SDK's status and error code, this request's own description, and the endpoint's
+        # challenge and body (``responses``).
         message = self._refusal if status_code == 401 else description
-        body = json.dumps({"error": message}).encode()
-
-        async def gateway_body(event: Message) -> None:
-            if event["type"] == "http.response.start":
-                length = str(len(body)).encode()
-                headers = [(k, length if k == b"content-length" else v) for k, v in event["headers"]]
-                event = {**event, "headers": headers}
-            else:
-                event = {**event, "body": body}
-            await send(event)
-
-        await super()._send_auth_error(gateway_body, status_code, error, message)
-
-
-class _ResourceMetadata(ProtectedResourceMetadata):
-    authorization_servers: list[AnyHttpUrl] | None = None  # optional in RFC 9728
-
-
-def resource_metadata(base_url: str, slug: str, issuer: str | None) -> dict:
-    """RFC 9728 metadata of the endpoint: bearer tokens in the header, issued by the platform's
-    authorization server ``issuer`` (None: the platform offers no OAuth here).
-    """
-    metadata = _ResourceMetadata(
-        resource=mcp_endpoint_url(base_url, slug),
-        authorization_servers=[issuer] if issuer is not None else None,
-        scopes_supported=[MCP_SCOPE] if issuer is not None else None,
-        bearer_methods_supported=["header"],
-        resource_name=f"MCP endpoint of tenant {slug}",
-        resource_documentation=f"{base_url}/api/schema/",
-    )
-    return metadata.model_dump(mode="json", exclude_none=True)
+        metadata = str(self.resource_metadata_url) if self.resource_metadata_url else None
+        await send_auth_error(send, status_code, error, message, resource_metadata=metadata)

@@ -6,6 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from core.challenges import bearer_challenge
 from tenants.exceptions import InvalidToken
 from tenants.models import ApiToken
 from tenants.tokens import verify_token
@@ -33,4 +34,4 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:
-        return 'Bearer realm="api"'
+        return bearer_challenge(realm="api")

@@ -211,7 +211,10 @@ def test_built_in_tools_use_the_callers_permissions(mcp_url, token):
     assert listed.structured_content["apps"][0]["collections"][0]["name"] == "cases"
 
 
-def test_tokens_of_other_tenants_are_refused_with_401(mcp_url, token, make_tenant, make_member, make_token):
+def test_tokens_of_other_tenants_are_refused_with_401(
+    mcp_url, token, make_tenant, make_member, make_token, settings
+):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
     other = make_tenant("other")
     make_member(other, "bob")
     _, raw = make_token(other, "bob")
@@ -221,7 +224,9 @@ def test_tokens_of_other_tenants_are_refused_with_401(mcp_url, token, make_tenan
     assert 'resource_metadata="' in response.headers["www-authenticate"]
 
 
-def test_protected_resource_metadata_is_advertised(mcp_url, app):
+def test_protected_resource_metadata_is_advertised(mcp_url, app, settings):
+    settings.DEBUG = True  # the request's own origin is the public one only in DEBUG (core.origin)
+
     async def main():
         async with httpx2.AsyncClient() as http:
             return await http.get(mcp_url().replace("/t/", "/.well-known/oauth-protected-resource/t/"))

@@ -1,0 +1,59 @@
+"""RFC 9728 protected-resource metadata of a tenant's MCP endpoint, as the SDK's model has it.
+
+Served at ``/.well-known/oauth-protected-resource/t/<tenant>/mcp`` only where the endpoint exists,
+and only where the platform has a public origin (``core.origin``) to name it by.
+"""
+
+from __future__ import annotations
+
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from starlette.types import Scope, Send
+
+from core.origin import mcp_endpoint_url, scope_origin
+from mcp_gateway.exceptions import GatewayRefused
+from mcp_gateway.protocol.concurrency import in_thread
+from mcp_gateway.transport.auth import endpoint_tenant
+from mcp_gateway.transport.responses import send_error, send_json
+from oauth.access import MCP_SCOPE
+from oauth.exceptions import OriginNotConfigured
+
+
+class _ResourceMetadata(ProtectedResourceMetadata):
+    authorization_servers: list[AnyHttpUrl] | None = None  # optional in RFC 9728
+
+
+def resource_metadata(origin: str, slug: str, issuer: str | None) -> dict:
+    """RFC 9728 metadata of the endpoint: bearer tokens in the header, issued by the platform's
+    authorization server ``issuer`` (None: the platform offers no OAuth here).
+    """
+    metadata = _ResourceMetadata(
+        resource=mcp_endpoint_url(origin, slug),
+        authorization_servers=[issuer] if issuer is not None else None,
+        scopes_supported=[MCP_SCOPE] if issuer is not None else None,
+        bearer_methods_supported=["header"],
+        resource_name=f"MCP endpoint of tenant {slug}",
+        resource_documentation=f"{origin}/api/schema/",
+    )
+    return metadata.model_dump(mode="json", exclude_none=True)
+
+
+async def serve_metadata(scope: Scope, send: Send, slug: str) -> None:
+    """Answer the metadata request: 404 where the endpoint does not exist (an unknown tenant, a
+    switched-off endpoint), 503 without a public origin (as the authorization server's metadata)."""
+    try:
+        await in_thread(endpoint_tenant, slug)
+    except GatewayRefused as refused:
+        await send_error(send, refused.status, refused.message)
+        return
+    origin = scope_origin(scope)
+    if origin is None:
+        await send_error(send, 503, str(OriginNotConfigured()))
+        return
+    # The issuer is the platform's own authorization server (oauth/), at the same origin.
+    await send_json(
+        send,
+        200,
+        resource_metadata(origin, slug, origin),
+        [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
+    )
