@@ -15,8 +15,10 @@ from typing import Any
 
 from django.conf import settings
 
-# A tenant slug as ``tenants.models.SLUG_RE`` allows it.
-_SLUG = r"(?P<slug>[a-z0-9][a-z0-9-]{0,39})"
+# A tenant slug: ``tenants.models.SLUG_RE`` is this pattern anchored (the path shape needs it, and
+# core imports no domain package).
+SLUG_PATTERN = r"[a-z0-9][a-z0-9-]{0,39}"
+_SLUG = rf"(?P<slug>{SLUG_PATTERN})"
 MCP_PATH = re.compile(rf"^/t/{_SLUG}/mcp$")
 METADATA_PATH = re.compile(rf"^/\.well-known/oauth-protected-resource/t/{_SLUG}/mcp$")
 

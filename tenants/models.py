@@ -8,10 +8,11 @@ from django.db import models
 from django.db.models import Manager
 from django.utils import timezone
 
+from core.origin import SLUG_PATTERN
 from tenants.managers import TenantScopedManager
 from tenants.tenant_settings import SETTINGS, SettingValue, effective_settings
 
-SLUG_RE = r"^[a-z0-9][a-z0-9-]{0,39}$"
+SLUG_RE = rf"^{SLUG_PATTERN}$"
 PREFIX_RE = r"^[a-z][a-z0-9_]{0,19}$"
 ROLE_RE = r"^[a-z][a-z0-9_]{0,39}$"
 
