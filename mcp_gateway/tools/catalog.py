@@ -12,7 +12,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp.types as types
 
@@ -25,10 +25,12 @@ from core.caches import BoundedCache
 from mcp_gateway.tools.builtins import BUILTINS, SEARCH_TOOLS
 from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
-from mcp_gateway.tools.search_index import SearchIndex
 from tenants.callers import Caller
 from tenants.models import Tenant
 from tenants.rate_limit_rule import RateLimit
+
+if TYPE_CHECKING:
+    from mcp_gateway.tools.search_index import SearchIndex
 
 T = TypeVar("T")
 E = TypeVar("E")  # a catalog entry: anything with visible_to(caller)
@@ -118,6 +120,9 @@ class TenantCatalog:
         It goes with the catalog, so a deploy, a rollback or a role change (each moves the tenant's
         state) is searched at once in every process, and a deploy itself pays nothing for it.
         """
+        # Imported here: numpy, bm25s and WordLlama (~30 MiB) load in a process only once it searches.
+        from mcp_gateway.tools.search_index import SearchIndex
+
         return self.derived(
             "search_index", lambda: SearchIndex([e for e in self.entries if e.builtin != SEARCH_TOOLS])
         )
