@@ -14,6 +14,10 @@ from django.conf import settings
 
 from apps_runtime.models import AppVersion
 
+# Folders this process has seen unpacked. Nothing removes one (a content hash's files never change),
+# so every call after the first skips the stat, which gives up the GIL to the other threads.
+_unpacked: set[Path] = set()
+
 
 def pack_files(files: dict[str, bytes]) -> tuple[bytes, str]:
     """A deterministic zip of the files and its SHA-256."""
@@ -40,7 +44,10 @@ def bundle_dir(version: AppVersion) -> Path:
     """
     root = Path(settings.SANDBOX_BUNDLE_DIR)
     target = root / version.content_hash
+    if target in _unpacked:
+        return target
     if target.is_dir():
+        _unpacked.add(target)
         return target
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
@@ -58,6 +65,7 @@ def bundle_dir(version: AppVersion) -> Path:
     except BaseException:
         _remove(staging)
         raise
+    _unpacked.add(target)
     return target
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import re
-import secrets
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
@@ -27,7 +27,9 @@ def trace_id_from(traceparent: str | None) -> str:
     found = _TRACEPARENT.match(traceparent.strip().lower()) if traceparent else None
     if found and found["trace"] != "0" * 32:
         return found["trace"]
-    return secrets.token_hex(16)  # a uuid4 without building the UUID object: once per request
+    # Not ``secrets``: a trace id names a request, it guards nothing, and os.urandom gives up the GIL
+    # on every request, so the event loop then waits behind the busy worker threads to take it back.
+    return f"{random.getrandbits(128) or 1:032x}"
 
 
 class JsonFormatter(logging.Formatter):
