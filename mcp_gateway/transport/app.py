@@ -23,7 +23,6 @@ from django.db import DatabaseError
 from django.http.request import split_domain_port
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
@@ -44,7 +43,13 @@ from mcp_gateway.transport.sessions import (
     TooManySessions,
     session_limits,
 )
-from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
+from mcp_gateway.transport.streaming import (
+    HeaderView,
+    StreamChoosingManager,
+    gateway_wants_stream,
+    header,
+    warm_catalog,
+)
 
 logger = logging.getLogger("mcp_gateway.transport.app")
 
@@ -63,13 +68,6 @@ def transport_security() -> TransportSecuritySettings:
         allowed_hosts=allowed_hosts,
         allowed_origins=list(settings.MCP_ALLOWED_ORIGINS),
     )
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return value.decode("latin-1")
-    return None
 
 
 class Gateway:
@@ -154,13 +152,13 @@ class Gateway:
             await self._serve(scope, receive, send, gw)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, gw: GatewayRequest) -> None:
-        version = _header(scope, b"mcp-protocol-version")
+        version = header(scope, b"mcp-protocol-version")
         modern = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS  # the SDK's routing
         if modern:
             # The 2026 transport asks for a tool's inputSchema before dispatch, synchronously;
             # without the catalog it only skips its Mcp-Param header check.
             await warm_catalog(gw.tenant)
-        if modern or self.sessions.stateless or _header(scope, SESSION_HEADER) is not None:
+        if modern or self.sessions.stateless or header(scope, SESSION_HEADER) is not None:
             await self.sessions.handle_request(scope, receive, send)
             return
         limits = session_limits()
@@ -218,11 +216,11 @@ class Gateway:
 
     async def _host_refusal(self, scope: Scope, *, check_origin: bool) -> Response | None:
         """421 for a Host outside ALLOWED_HOSTS, 403 for a foreign Origin: the transport's own checks."""
-        host = _header(scope, b"host")
+        seen = HeaderView(scope, b"host", b"origin") if check_origin else HeaderView(scope, b"host")
+        host = seen.headers.get("host")
         if host is not None and not split_domain_port(host)[0]:
             return Response("Invalid Host header", status_code=400)
-        headers = [(k, v) for k, v in scope.get("headers", []) if check_origin or k != b"origin"]
-        return await self.guard.validate_request(Request({**scope, "headers": headers}), is_post=False)
+        return await self.guard.validate_request(seen, is_post=False)
 
 
 async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions) -> None:

@@ -94,7 +94,7 @@ async def gateway_wants_stream(scope: Scope, message: dict) -> bool:
     gw = scope.get(GATEWAY_SCOPE_KEY)
     if gw is None or message.get("method") != "tools/call":
         return False
-    params, session = message.get("params"), _header(scope, SESSION_HEADER)
+    params, session = message.get("params"), header(scope, SESSION_HEADER)
     if progress_token(params) is None and not wants_logs(params, session):
         await warm_catalog(gw.tenant)  # so needs_stream finds the tool's options
     return needs_stream(gw.tenant, gw.caller, "tools/call", params, session)
@@ -104,8 +104,23 @@ def wants_logs(params: Any, session: str | None) -> bool:
     return log_levels.requested_level(params) is not None or log_levels.session_level(session) is not None
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    return next((value.decode("latin-1") for key, value in scope.get("headers", []) if key == name), None)
+def header(scope: Scope, name: bytes) -> str | None:
+    """The first value of header ``name`` (lower case), as Starlette's ``Headers.get`` gives it."""
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class HeaderView:
+    """What the SDK's request checks (``check_accept_headers``, ``TransportSecurityMiddleware.
+    validate_request``) read of a request, ``headers.get``, for the few headers they read: without a
+    Starlette ``Request`` and its ``Headers`` built on every POST."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, scope: Scope, *names: bytes) -> None:
+        self.headers = {name.decode(): value for name in names if (value := header(scope, name)) is not None}
 
 
 def _tool_call(body: bytes) -> dict | None:
@@ -190,7 +205,7 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
     async def _wants_stream(self, scope: Scope, first: Message) -> bool:
         if first.get("type") != "http.request" or first.get("more_body"):
             return False
-        if not check_accept_headers(Request(scope))[1]:  # the client cannot read a stream
-            return False
         message = _tool_call(first.get("body", b""))
-        return message is not None and await self._chooser(scope, message)
+        if message is None or not check_accept_headers(HeaderView(scope, b"accept"))[1]:
+            return False  # not a call, or the client cannot read a stream
+        return await self._chooser(scope, message)
