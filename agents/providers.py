@@ -9,16 +9,15 @@ point a request at another host (no SSRF through agent configuration).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.openai import OpenAIProvider
 
 from agents.exceptions import UnknownProvider
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
 KINDS = ("openai", "anthropic")  # OpenAI-compatible chat completions; Anthropic's Messages API
 
@@ -69,6 +68,13 @@ def build_model(endpoint: ProviderEndpoint, model_name: str, api_key: str) -> Mo
     Both the URL and the key are passed explicitly, so the SDKs never fall back to environment
     variables (``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY``...) of the platform's own process.
     """
+    # Imported here: the two SDKs take ~3 s of CPU to import, which every process (each manage.py
+    # command, each served worker) paid at start-up for a path only an agent run takes.
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     if endpoint.kind == "anthropic":
         return AnthropicModel(
             model_name, provider=AnthropicProvider(api_key=api_key, base_url=endpoint.base_url)

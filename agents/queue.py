@@ -15,7 +15,6 @@ from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from agents.execution import execute_run
 from agents.models import AgentRun
 from core.fair_pool import FairPool
 
@@ -52,6 +51,10 @@ def in_process_pool() -> FairPool:
 
 
 def _run_in_process(run_id: str) -> None:
+    # Imported here: execution brings pydantic-ai and the providers' SDKs (~1 s of CPU to import),
+    # which the API and every manage.py command that loads the URLs would otherwise pay.
+    from agents.execution import execute_run
+
     try:
         execute_run(run_id)
     except Exception:  # the top of a run thread: the sweep fails a run left behind
