@@ -45,10 +45,11 @@ demo: install
 # In parallel (pytest-xdist): two workers per core, as most tests wait on a server, a subprocess or the
 # database rather than compute. Each worker gets its own test database (pytest-django adds _gw<N>), and
 # tests sharing Redis use keys and queues of their own. --dist loadscope keeps a module on one worker,
-# so a module's served platform or browser starts once. `make test PYTEST_WORKERS=0` runs serially.
+# so a module's served platform or browser starts once, in the order tests/conftest.py sets (the slow
+# modules first, not xdist's by-count reorder). `make test PYTEST_WORKERS=0` runs serially.
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test: install system-deps
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
