@@ -10,6 +10,7 @@ answer in JSON.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import secrets
@@ -97,26 +98,48 @@ def test_run_admin_dsn() -> str | None:
 
 
 _templates: dict[str, Database] = {}
+# Where the SQLite template is kept: the test run's shared temporary folder when tests/conftest.py
+# knows it, so the run's xdist workers migrate once between them (else one per process, as on PostgreSQL).
+TEMPLATE_ROOT: Path | None = None
 
 
 def migrated_database(workdir: Path) -> Database:
     """A fresh, migrated database on the test run's backend, for one platform process.
 
-    Migrating takes seconds, so it happens once per test run, into a template that each platform
-    gets a copy of (a file copy, or ``CREATE DATABASE ... TEMPLATE``); the template goes at exit.
+    Migrating takes seconds, so it happens once per test run (on PostgreSQL, once per test process),
+    into a template that each platform gets a copy of (a file copy, or ``CREATE DATABASE ... TEMPLATE``).
     """
     admin_dsn = test_run_admin_dsn()
     key = admin_dsn or "sqlite"
     if key not in _templates:
-        scratch = Path(tempfile.mkdtemp(prefix="platform-template-"))
-        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-        template = (
-            Database.postgres(admin_dsn) if admin_dsn else Database.sqlite(scratch / "template.sqlite3")
-        )
-        atexit.register(template.drop)
-        PlatformProcess(scratch, template.url).migrate()
-        _templates[key] = template
+        _templates[key] = _postgres_template(admin_dsn) if admin_dsn else _sqlite_template()
     return _templates[key].copy(workdir)
+
+
+def _postgres_template(admin_dsn: str) -> Database:
+    template = Database.postgres(admin_dsn)
+    atexit.register(template.drop)
+    PlatformProcess(_scratch_dir(), template.url).migrate()
+    return template
+
+
+def _sqlite_template() -> Database:
+    """The run's migrated SQLite file: made by the first process to ask, under a lock; read-only after."""
+    root = TEMPLATE_ROOT or _scratch_dir()
+    path = root / "platform-template.sqlite3"
+    with open(root / "platform-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not path.exists():
+            building = Database.sqlite(root / "platform-template.building.sqlite3")
+            PlatformProcess(_scratch_dir(), building.url).migrate()
+            os.replace(building.path, path)  # whole or absent for the processes waiting on the lock
+    return Database.sqlite(path)
+
+
+def _scratch_dir() -> Path:
+    scratch = Path(tempfile.mkdtemp(prefix="platform-template-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    return scratch
 
 
 class PlatformProcess:
