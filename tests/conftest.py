@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import ssl
 from collections import Counter
 
 import pytest
@@ -12,6 +14,31 @@ from tenants import actions
 from tenants.models import ApiToken, Membership, Tenant
 
 _seq = itertools.count(1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _share_default_ssl_contexts()
+
+
+def _share_default_ssl_contexts() -> None:
+    """One default TLS context for all of the suite's HTTP clients, not one each.
+
+    Every ``httpx2`` client (the SDK's, the wire helpers') loads the system CA store when it is made:
+    50 ms of CPU, thousands of times a run, for clients that talk plain HTTP on loopback. The context
+    is kept per ``SSL_CERT_FILE``/``SSL_CERT_DIR``, which a test may point at a CA of its own.
+    """
+    import httpcore2
+
+    build = httpcore2.default_ssl_context
+    made: dict[tuple, ssl.SSLContext] = {}
+
+    def shared(*, _trust_env: bool = True) -> ssl.SSLContext:
+        key = (_trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if key not in made:
+            made[key] = build(_trust_env=_trust_env)
+        return made[key]
+
+    httpcore2.default_ssl_context = shared
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
