@@ -57,7 +57,10 @@ def test_the_probe_picks_the_strongest_tier_and_logs_it(make_sandbox, echo, capl
     assert box.tier_report == {"tier 1 (namespaces)": "ok"}
     assert box.run(echo, refuse_data_calls).body == {"echo": {"hello": "world"}}
     assert "isolation tier 1 (namespaces)" in caplog.text
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # The sandbox's own records: caplog also catches other threads of this worker process (a session
+    # left open on the shared live server keeps its change poll running, refused the database here).
+    sandbox = [r for r in caplog.records if r.name.startswith("apps_runtime.sandbox")]
+    assert not [r for r in sandbox if r.levelno >= logging.WARNING]
 
 
 def test_without_bubblewrap_the_probe_falls_back_to_tier_2_with_a_warning(make_sandbox, echo, caplog):
