@@ -34,6 +34,7 @@ from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, curr
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
 from mcp_gateway.transport.auth import RequireCaller, authenticate
+from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from mcp_gateway.transport.metadata import serve_metadata
 from mcp_gateway.transport.responses import send_error, send_jsonrpc_error
 from mcp_gateway.transport.sessions import (
@@ -43,17 +44,9 @@ from mcp_gateway.transport.sessions import (
     TooManySessions,
     session_limits,
 )
-from mcp_gateway.transport.streaming import (
-    HeaderView,
-    StreamChoosingManager,
-    gateway_wants_stream,
-    header,
-    warm_catalog,
-)
+from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
 
 logger = logging.getLogger("mcp_gateway.transport.app")
-
-SESSION_HEADER = b"mcp-session-id"
 
 
 def transport_security() -> TransportSecuritySettings:

@@ -32,6 +32,7 @@ from mcp_gateway.protocol.asking import session_can_answer
 from mcp_gateway.protocol.concurrency import TenantBusy, in_thread
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, streamed_var
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, catalog_for
+from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -39,7 +40,6 @@ logger = logging.getLogger("mcp_gateway.transport.streaming")
 
 
 StreamChooser = Callable[[Scope, dict], Awaitable[bool]]
-SESSION_HEADER = b"mcp-session-id"
 
 
 def progress_token(params: Any) -> str | int | None:
@@ -102,25 +102,6 @@ async def gateway_wants_stream(scope: Scope, message: dict) -> bool:
 
 def wants_logs(params: Any, session: str | None) -> bool:
     return log_levels.requested_level(params) is not None or log_levels.session_level(session) is not None
-
-
-def header(scope: Scope, name: bytes) -> str | None:
-    """The first value of header ``name`` (lower case), as Starlette's ``Headers.get`` gives it."""
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-class HeaderView:
-    """What the SDK's request checks (``check_accept_headers``, ``TransportSecurityMiddleware.
-    validate_request``) read of a request, ``headers.get``, for the few headers they read: without a
-    Starlette ``Request`` and its ``Headers`` built on every POST."""
-
-    __slots__ = ("headers",)
-
-    def __init__(self, scope: Scope, *names: bytes) -> None:
-        self.headers = {name.decode(): value for name in names if (value := header(scope, name)) is not None}
 
 
 def _tool_call(body: bytes) -> dict | None:
