@@ -38,7 +38,7 @@ from pydantic import ValidationError
 
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.protocol.concurrency import in_thread
-from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest
+from mcp_gateway.protocol.context import GatewayRequest, authenticated
 from mcp_gateway.tools.audit import arguments_hash, record_call
 from mcp_gateway.tools.catalog import cached_catalog
 from mcp_gateway.tools.confirmation import (
@@ -230,7 +230,7 @@ def _answerer(gw: GatewayRequest) -> str:
 
 
 def _bound_principal(ctx: ServerRequestContext) -> str | None:
-    gw = ctx.request.scope.get(GATEWAY_SCOPE_KEY) if ctx.request is not None else None
+    gw = authenticated(ctx)
     if gw is None:
         raise MCPError(types.INVALID_REQUEST, "Not authenticated")  # the boundary fails closed on this
     return _answerer(gw)
@@ -250,7 +250,7 @@ class AuditedRequestStateBoundary(RequestStateBoundary):
 
 
 async def _audit_refused_state(ctx: ServerRequestContext) -> None:
-    gw = ctx.request.scope.get(GATEWAY_SCOPE_KEY) if ctx.request is not None else None
+    gw = authenticated(ctx)
     params = ctx.params or {}
     if gw is None:
         return

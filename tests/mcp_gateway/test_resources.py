@@ -1,4 +1,5 @@
-"""Resources of app manifests through the official MCP client, in both protocol eras."""
+"""Resources of app manifests through the official MCP client, in both protocol eras, connected in
+process (``mcp_gateway.transport.in_process``)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,15 @@ import pytest
 from mcp import MCPError, types
 
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.transport.in_process import connect
 from tenants.actions import set_tenant_setting
-from tests.mcp_gateway.conftest import mcp_client
 from tests.support.resource_app import FILES, HANDBOOK, PNG, resource_manifest
 
 MODES = ["legacy", "2026-07-28"]
 
 
 @pytest.fixture
-def app(mcp_url, acme, deploy):
+def app(transactional_db, acme, deploy):
     deploy(acme, resource_manifest(), FILES)
     return acme
 
@@ -28,9 +29,9 @@ def token(app, make_token):
     return lambda username, **kwargs: make_token(app, username, **kwargs)[1]
 
 
-def run(url, raw, work, mode="legacy"):
+def run(slug, raw, work, mode="legacy"):
     async def main():
-        async with mcp_client(url, raw, mode=mode) as client:
+        async with connect(slug, raw, mode=mode) as client:
             return await work(client)
 
     return anyio.run(main)
@@ -42,39 +43,39 @@ async def listing(client):
     return [r.uri for r in resources], [t.uri_template for t in templates]
 
 
-def read(url, raw, uri, mode="legacy"):
-    return run(url, raw, lambda client: client.read_resource(uri), mode)
+def read(slug, raw, uri, mode="legacy"):
+    return run(slug, raw, lambda client: client.read_resource(uri), mode)
 
 
-def read_error(url, raw, uri, mode="legacy") -> MCPError:
+def read_error(slug, raw, uri, mode="legacy") -> MCPError:
     async def work(client):
         with pytest.raises(MCPError) as caught:
             await client.read_resource(uri)
         return caught.value
 
-    return run(url, raw, work, mode)
+    return run(slug, raw, work, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_each_caller_lists_the_resources_and_templates_it_may_read(mcp_url, token, mode):
+def test_each_caller_lists_the_resources_and_templates_it_may_read(token, mode):
     everyone = ["cases://handbook", "cases://logo", "cases://summary"]
     templates = ["cases://cases/{case_id}", "cases://case_record/{record_id}"]
-    assert run(mcp_url(), token("member"), listing, mode) == (everyone, [])
-    assert run(mcp_url(), token("reader"), listing, mode) == (everyone, templates)
+    assert run("acme", token("member"), listing, mode) == (everyone, [])
+    assert run("acme", token("reader"), listing, mode) == (everyone, templates)
     writer = ["cases://handbook", "cases://logo", "cases://writers_note", "cases://summary"]
-    assert run(mcp_url(), token("writer"), listing, mode) == (writer, templates)
-    assert run(mcp_url(), token("root"), listing, mode) == (writer, templates)
+    assert run("acme", token("writer"), listing, mode) == (writer, templates)
+    assert run("acme", token("root"), listing, mode) == (writer, templates)
     # Resources only read: a read-only token sees what its user sees.
-    assert run(mcp_url(), token("writer", read_only=True), listing, mode) == (writer, templates)
+    assert run("acme", token("writer", read_only=True), listing, mode) == (writer, templates)
 
 
-def test_listed_resources_carry_wire_names_titles_and_mime_types(mcp_url, token):
+def test_listed_resources_carry_wire_names_titles_and_mime_types(token):
     async def work(client):
         return (await client.list_resources()).resources, (
             await client.list_resource_templates()
         ).resource_templates
 
-    resources, templates = run(mcp_url(), token("reader"), work)
+    resources, templates = run("acme", token("reader"), work)
     handbook, logo, summary = resources
     assert (handbook.name, handbook.title, handbook.mime_type, handbook.description) == (
         "acme_cases_handbook",
@@ -91,16 +92,16 @@ def test_listed_resources_carry_wire_names_titles_and_mime_types(mcp_url, token)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_text_file_and_a_binary_file_are_read(mcp_url, token, mode):
-    text = read(mcp_url(), token("member"), "cases://handbook", mode).contents
+def test_a_text_file_and_a_binary_file_are_read(token, mode):
+    text = read("acme", token("member"), "cases://handbook", mode).contents
     assert [(c.uri, c.mime_type, c.text) for c in text] == [("cases://handbook", "text/markdown", HANDBOOK)]
-    (blob,) = read(mcp_url(), token("member"), "cases://logo", mode).contents
+    (blob,) = read("acme", token("member"), "cases://logo", mode).contents
     assert (blob.mime_type, base64.b64decode(blob.blob)) == ("image/png", PNG)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_route_resource_runs_the_route_as_the_caller(mcp_url, token, mode, app):
-    (contents,) = read(mcp_url(), token("reader"), "cases://summary", mode).contents
+def test_a_route_resource_runs_the_route_as_the_caller(token, mode, app):
+    (contents,) = read("acme", token("reader"), "cases://summary", mode).contents
     assert json.loads(contents.text) == {"cases": 0, "user": "reader"}
     row = ToolCallAudit.objects.for_tenant(app).get()
     assert (row.method, row.wire_name, row.app_name, row.outcome) == (
@@ -112,23 +113,23 @@ def test_a_route_resource_runs_the_route_as_the_caller(mcp_url, token, mode, app
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_templates_read_one_case_through_its_route_and_as_a_record(mcp_url, token, mode):
+def test_templates_read_one_case_through_its_route_and_as_a_record(token, mode):
     writer = token("writer")
 
     async def create(client):
         result = await client.call_tool("acme_cases_create_case", {"client_name": "Ada"})
         return result.structured_content["id"]
 
-    case_id = run(mcp_url(), writer, create, mode)
-    (by_route,) = read(mcp_url(), token("reader"), f"cases://cases/{case_id}", mode).contents
+    case_id = run("acme", writer, create, mode)
+    (by_route,) = read("acme", token("reader"), f"cases://cases/{case_id}", mode).contents
     assert json.loads(by_route.text) == {"client_name": "Ada"}
-    (record,) = read(mcp_url(), token("reader"), f"cases://case_record/{case_id}", mode).contents
+    (record,) = read("acme", token("reader"), f"cases://case_record/{case_id}", mode).contents
     assert json.loads(record.text)["data"] == {"client_name": "Ada"}
     assert json.loads(record.text)["id"] == case_id
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_unknown_hidden_and_missing_resources_are_not_found(mcp_url, token, mode):
+def test_unknown_hidden_and_missing_resources_are_not_found(token, mode):
     code = -32602 if mode == "2026-07-28" else -32002
     for uri in (
         "cases://nothing",
@@ -136,30 +137,30 @@ def test_unknown_hidden_and_missing_resources_are_not_found(mcp_url, token, mode
         "cases://writers_note",
         "cases://cases/zz",
     ):
-        assert read_error(mcp_url(), token("reader"), uri, mode).error.code == code
+        assert read_error("acme", token("reader"), uri, mode).error.code == code
     # A member without the collection's read role: the templates are hidden and refused alike.
-    assert read_error(mcp_url(), token("member"), "cases://case_record/x", mode).error.code == code
+    assert read_error("acme", token("member"), "cases://case_record/x", mode).error.code == code
 
 
-def test_switching_app_tools_off_hides_app_resources_and_says_so_on_read(mcp_url, token, app):
+def test_switching_app_tools_off_hides_app_resources_and_says_so_on_read(token, app):
     set_tenant_setting(app, "customAppsMcpTools", False, acting_user=None)
-    assert run(mcp_url(), token("writer"), listing) == ([], [])
-    error = read_error(mcp_url(), token("writer"), "cases://handbook")
+    assert run("acme", token("writer"), listing) == ([], [])
+    error = read_error("acme", token("writer"), "cases://handbook")
     assert "customAppsMcpTools" in error.error.message
 
 
-def test_lists_are_private_to_the_caller_with_a_ttl_in_the_2026_era(mcp_url, token):
+def test_lists_are_private_to_the_caller_with_a_ttl_in_the_2026_era(token):
     async def work(client):
         return await client.list_resources(), await client.list_resource_templates()
 
-    resources, templates = run(mcp_url(), token("reader"), work, "2026-07-28")
+    resources, templates = run("acme", token("reader"), work, "2026-07-28")
     assert (resources.cache_scope, templates.cache_scope) == ("private", "private")
     assert resources.ttl_ms > 0 and templates.ttl_ms > 0
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_tool_result_embeds_a_resource_of_its_app(mcp_url, token, mode):
-    result = run(mcp_url(), token("member"), lambda client: client.call_tool("acme_cases_attach", {}), mode)
+def test_a_tool_result_embeds_a_resource_of_its_app(token, mode):
+    result = run("acme", token("member"), lambda client: client.call_tool("acme_cases_attach", {}), mode)
     text, embedded = result.content
     assert text.text == "The note:"
     assert isinstance(embedded, types.EmbeddedResource)

@@ -1,0 +1,61 @@
+"""The gateway's MCP server for one caller, connected in process: the official SDK client against
+the same server, authentication, tenant charge and catalog warm-up as ``/t/<tenant>/mcp``, with no
+HTTP in between.
+
+What a connection skips is what HTTP adds: the Host and Origin checks, the session ledger, the
+event-stream choice per POST (progress and log notifications need a stream, so none are sent) and
+the ``Mcp-*`` header checks of the 2026-07-28 wire. Protocol behaviour is tested through this; what
+the HTTP layer adds keeps its end-to-end tests against a served platform.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from mcp_gateway.exceptions import GatewayRefused
+from mcp_gateway.protocol.concurrency import charged_to
+from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, connection_request
+from mcp_gateway.protocol.notifications import Notifier
+from mcp_gateway.protocol.server import build_server
+from mcp_gateway.transport.auth import authenticate
+from mcp_gateway.transport.streaming import warm_catalog
+
+
+async def caller_of(slug: str, bearer: str) -> GatewayRequest:
+    """The tenant and caller a bearer token authenticates at ``slug``'s endpoint, as for HTTP.
+
+    Raises:
+        GatewayRefused: 404 for an unknown tenant or a switched-off endpoint, 401 for a bad token.
+    """
+    scope = {"type": "http", "headers": [(b"authorization", f"Bearer {bearer}".encode())]}
+    found = (await authenticate(scope, slug, origin=None)).get(GATEWAY_SCOPE_KEY)
+    if found is None:
+        raise GatewayRefused(401, "The bearer token is invalid, expired or revoked")
+    return found
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    slug: str, bearer: str, *, mode: str = "legacy", **client_options: Any
+) -> AsyncIterator[Client]:
+    """An SDK ``Client`` (``mode`` "legacy" or a 2026 revision) connected to a fresh gateway server as
+    the caller ``bearer`` authenticates at ``slug``; list-changed and subscription notifications run."""
+    gw = await caller_of(slug, bearer)
+    notifier = Notifier()
+    token = connection_request.set(gw)  # copied into the server's tasks, which start below
+    try:
+        with charged_to(gw.tenant.pk):
+            if mode != "legacy":
+                await warm_catalog(gw.tenant)  # as the HTTP transport does for the 2026 wire
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(notifier.run)
+                async with Client(build_server(notifier), mode=mode, **client_options) as client:
+                    yield client
+                tasks.cancel_scope.cancel()
+    finally:
+        connection_request.reset(token)
