@@ -11,15 +11,18 @@ from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.models import App, Record
 from apps_runtime.records import RecordsScope, create_record, query_records
 from mcp_gateway.tools.builtins import BUILTINS
+from mcp_gateway.transport.in_process import connect
 from tenants.callers import caller_for
 from tenants.scoping import access_user
-from tests.mcp_gateway.conftest import mcp_client
+
+# In process (mcp_gateway.transport.in_process): handlers read the test's rows from other threads.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 CASES = {"app": "cases", "collection": "cases"}
 
 
 @pytest.fixture
-def calls(mcp_url, acme, deploy, make_token):
+def calls(acme, deploy, make_token):
     """Run a list of (tool, arguments) in one MCP session as ``username``; returns the results."""
     deploy(acme)
 
@@ -27,7 +30,7 @@ def calls(mcp_url, acme, deploy, make_token):
         raw = make_token(acme, username, **token_options)[1]
 
         async def main():
-            async with mcp_client(mcp_url(), raw) as client:
+            async with connect("acme", raw) as client:
                 return [await client.call_tool(f"acme_{tool}", arguments) for tool, arguments in steps]
 
         return anyio.run(main)
@@ -76,12 +79,12 @@ def test_records_query_refuses_more_where_fields_than_the_limit(calls):
     assert _text(twenty_one).startswith("Invalid arguments:\n/where: ")
 
 
-def test_the_query_rule_is_in_the_advertised_input_schema(mcp_url, acme, deploy, make_token):
+def test_the_query_rule_is_in_the_advertised_input_schema(acme, deploy, make_token):
     deploy(acme)
     raw = make_token(acme, "reader")[1]
 
     async def main():
-        async with mcp_client(mcp_url(), raw) as client:
+        async with connect("acme", raw) as client:
             return (await client.list_tools()).tools
 
     tool = next(t for t in anyio.run(main) if t.name == "acme_records_query")

@@ -17,17 +17,20 @@ import pytest
 
 from apps_runtime.models import App, Tool
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.transport.in_process import connect
 from tenants.actions import bump_state_version
-from tests.mcp_gateway.conftest import mcp_client
 from tests.support.apps import cases_manifest
 from tests.support.reference_servers import SECRET, RecordingServer, SilentListener
+
+# In process (mcp_gateway.transport.in_process): handlers read the test's rows from other threads.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 ERROR_ID = re.compile(r"err_[0-9A-Z]{26}")
 CALL_SECONDS = 20  # a fetch of a URL that never answers would block far longer
 
 
 @pytest.fixture
-def app(mcp_url, acme, deploy):
+def app(acme, deploy):
     deploy(acme)
     return acme
 
@@ -37,10 +40,10 @@ def token(app, make_token):
     return lambda username: make_token(app, username)[1]
 
 
-def call(url, raw, name, arguments):
+def call(slug, raw, name, arguments):
     async def main():
         with anyio.fail_after(CALL_SECONDS):
-            async with mcp_client(url, raw) as client:
+            async with connect(slug, raw) as client:
                 return await client.call_tool(name, arguments)
 
     return anyio.run(main)
@@ -76,7 +79,7 @@ def assert_error_id_only(result) -> str:
     return text
 
 
-def test_a_file_reference_in_a_stored_input_schema_is_never_read(app, mcp_url, token, tmp_path):
+def test_a_file_reference_in_a_stored_input_schema_is_never_read(app, token, tmp_path):
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"const": SECRET}))
 
@@ -84,25 +87,25 @@ def test_a_file_reference_in_a_stored_input_schema_is_never_read(app, mcp_url, t
         tool(manifest, "echo")["inputSchema"]["properties"]["count"] = {"$ref": secret.as_uri()}
 
     stored_as_before_the_fix(app, edit)
-    result = call(mcp_url(), token("reader"), "acme_cases_echo", {"thing": "w", "count": 3})
+    result = call("acme", token("reader"), "acme_cases_echo", {"thing": "w", "count": 3})
     text = assert_error_id_only(result)
     assert str(tmp_path) not in text
     assert ToolCallAudit.objects.for_tenant(app).get().outcome == "invalid_arguments"  # the route never ran
 
 
-def test_a_url_in_a_stored_input_schema_is_never_fetched_and_does_not_hold_the_call(app, mcp_url, token):
+def test_a_url_in_a_stored_input_schema_is_never_fetched_and_does_not_hold_the_call(app, token):
     with SilentListener() as silent:
 
         def edit(manifest):
             tool(manifest, "echo")["inputSchema"]["properties"]["count"] = {"$ref": silent.url}
 
         stored_as_before_the_fix(app, edit)
-        result = call(mcp_url(), token("reader"), "acme_cases_echo", {"thing": "w", "count": 3})
+        result = call("acme", token("reader"), "acme_cases_echo", {"thing": "w", "count": 3})
         assert not silent.was_contacted()
     assert_error_id_only(result)
 
 
-def test_a_file_reference_in_a_stored_output_schema_is_never_read(app, mcp_url, token, tmp_path):
+def test_a_file_reference_in_a_stored_output_schema_is_never_read(app, token, tmp_path):
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"const": SECRET}))
 
@@ -110,13 +113,11 @@ def test_a_file_reference_in_a_stored_output_schema_is_never_read(app, mcp_url, 
         tool(manifest, "bad_output")["outputSchema"]["properties"]["count"] = {"$ref": secret.as_uri()}
 
     stored_as_before_the_fix(app, edit)
-    result = call(mcp_url(), token("reader"), "acme_cases_bad_output", {})
+    result = call("acme", token("reader"), "acme_cases_bad_output", {})
     assert "outputSchema" in assert_error_id_only(result)
 
 
-def test_records_of_a_collection_whose_stored_schema_has_a_url_are_checked_without_fetching(
-    app, mcp_url, token
-):
+def test_records_of_a_collection_whose_stored_schema_has_a_url_are_checked_without_fetching(app, token):
     with RecordingServer() as server:
 
         def edit(manifest):
@@ -124,7 +125,7 @@ def test_records_of_a_collection_whose_stored_schema_has_a_url_are_checked_witho
 
         stored_as_before_the_fix(app, edit)
         result = call(
-            mcp_url(),
+            "acme",
             token("writer"),
             "acme_records_create",
             {"app": "cases", "collection": "cases", "data": {"client_name": "Ada", "reference": "r-1"}},
@@ -133,14 +134,14 @@ def test_records_of_a_collection_whose_stored_schema_has_a_url_are_checked_witho
     assert_error_id_only(result)
 
 
-def test_a_catastrophic_pattern_checks_a_long_argument_and_answers(mcp_url, acme, deploy, make_token):
+def test_a_catastrophic_pattern_checks_a_long_argument_and_answers(acme, deploy, make_token):
     manifest = cases_manifest()
     tool(manifest, "echo")["inputSchema"]["properties"]["thing"]["pattern"] = "^(a+)+$"
     deploy(acme, manifest)
     _, raw = make_token(acme, "reader")
     # Python's re backtracks 2**40 times on this argument: years. Answering at all is the proof.
-    result = call(mcp_url(), raw, "acme_cases_echo", {"thing": "a" * 40 + "!"})
+    result = call("acme", raw, "acme_cases_echo", {"thing": "a" * 40 + "!"})
     assert result.is_error is True
     assert "/thing: " in result.content[0].text and "does not match" in result.content[0].text
-    passing = call(mcp_url(), raw, "acme_cases_echo", {"thing": "a" * 40})
+    passing = call("acme", raw, "acme_cases_echo", {"thing": "a" * 40})
     assert passing.is_error is False

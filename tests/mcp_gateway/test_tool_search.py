@@ -7,12 +7,15 @@ import pytest
 from mcp import MCPError
 
 from apps_runtime.deploy import rollback_app
+from mcp_gateway.transport.in_process import connect
 from tenants import actions
-from tests.mcp_gateway.conftest import mcp_client
 from tests.mcp_gateway.test_screens import UiHost
 from tests.support.screen_app import FILES as SCREEN_FILES
 from tests.support.screen_app import screen_manifest
 from tests.support.search_apps import APPS, ECHO, PEOPLE, app_manifest
+
+# In process (mcp_gateway.transport.in_process): handlers read the test's rows from other threads.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 ERAS = ["legacy", "2026-07-28"]
 SEARCH = "acme_search_tools"
@@ -31,7 +34,7 @@ QUERIES = [
 
 
 @pytest.fixture
-def tenant(mcp_url, acme, make_member, deploy):
+def tenant(acme, make_member, deploy):
     make_member(acme, "accountant", roles=["finance"])
     make_member(acme, "chief", roles=["finance", "executive"])
     for manifest in APPS:
@@ -44,9 +47,9 @@ def token(tenant, make_token):
     return lambda username, **kw: make_token(tenant, username, **kw)[1]
 
 
-def session(url, raw, mode, work):
+def session(slug, raw, mode, work):
     async def main():
-        async with mcp_client(url, raw, mode=mode) as client:
+        async with connect(slug, raw, mode=mode) as client:
             return await work(client)
 
     return anyio.run(main)
@@ -69,11 +72,11 @@ async def search(client, query: str, limit: int = 20) -> dict:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_search_finds_the_tool_for_an_intent_as_its_exact_listing_entry(mcp_url, token, mode):
+def test_search_finds_the_tool_for_an_intent_as_its_exact_listing_entry(token, mode):
     async def work(client):
         return await listing(client), await search(client, "bill a customer for last month's work", 3)
 
-    listed, found = session(mcp_url(), token("accountant"), mode, work)
+    listed, found = session("acme", token("accountant"), mode, work)
     assert found["canSatisfyIntent"] is True
     assert [t["name"] for t in found["tools"]][0] == "acme_billing_create_invoice"
     assert len(found["tools"]) <= 3
@@ -88,14 +91,12 @@ def test_search_finds_the_tool_for_an_intent_as_its_exact_listing_entry(mcp_url,
     ("username", "read_only"),
     [("member", False), ("accountant", False), ("accountant", True), ("chief", True), ("chief", False)],
 )
-def test_search_returns_only_tools_the_caller_lists_whatever_is_asked(
-    mcp_url, token, mode, username, read_only
-):
+def test_search_returns_only_tools_the_caller_lists_whatever_is_asked(token, mode, username, read_only):
     async def work(client):
         listed = await listing(client)
         return listed, [await search(client, q) for q in QUERIES]
 
-    listed, results = session(mcp_url(), token(username, read_only=read_only), mode, work)
+    listed, results = session("acme", token(username, read_only=read_only), mode, work)
     for query, found in zip(QUERIES, results, strict=True):
         names = [t["name"] for t in found["tools"]]
         assert set(names) <= set(listed), (query, set(names) - set(listed))
@@ -103,35 +104,33 @@ def test_search_returns_only_tools_the_caller_lists_whatever_is_asked(
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_a_caller_without_the_role_is_told_no_tool_fits(mcp_url, token, mode):
+def test_a_caller_without_the_role_is_told_no_tool_fits(token, mode):
     async def work(client):
         return await search(client, "approve next year's budget for marketing")
 
-    found = session(mcp_url(), token("accountant"), mode, work)
+    found = session("acme", token("accountant"), mode, work)
     assert "acme_board_approve_budget" not in [t["name"] for t in found["tools"]]
     assert found["canSatisfyIntent"] is False
     assert found["summary"].startswith("No tool available to you")
-    chief = session(mcp_url(), token("chief"), mode, work)
+    chief = session("acme", token("chief"), mode, work)
     assert chief["tools"][0]["name"] == "acme_board_approve_budget" and chief["canSatisfyIntent"] is True
 
 
-def test_read_only_tokens_and_switched_off_app_tools_narrow_the_search(mcp_url, token, tenant):
+def test_read_only_tokens_and_switched_off_app_tools_narrow_the_search(token, tenant):
     async def work(client):
         return await search(client, "give a client their money back")
 
-    found = session(mcp_url(), token("accountant", read_only=True), "legacy", work)
+    found = session("acme", token("accountant", read_only=True), "legacy", work)
     names = [t["name"] for t in found["tools"]]
     assert "acme_billing_refund_payment" not in names
     assert "acme_billing_list_invoices" in names
     actions.set_tenant_setting(tenant, "customAppsMcpTools", False, acting_user=None)
-    names = [t["name"] for t in session(mcp_url(), token("accountant"), "legacy", work)["tools"]]
+    names = [t["name"] for t in session("acme", token("accountant"), "legacy", work)["tools"]]
     assert names and all(name.startswith(("acme_records_", "acme_collections_")) for name in names)
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_search_mode_lists_builtins_and_pinned_tools_and_every_tool_stays_callable(
-    mcp_url, token, tenant, mode
-):
+def test_search_mode_lists_builtins_and_pinned_tools_and_every_tool_stays_callable(token, tenant, mode):
     actions.set_tenant_setting(tenant, "toolDiscovery", "search", acting_user=None)
 
     async def work(client):
@@ -144,7 +143,7 @@ def test_search_mode_lists_builtins_and_pinned_tools_and_every_tool_stays_callab
             hidden = err.error.code
         return listed, found, called, hidden
 
-    listed, found, called, hidden = session(mcp_url(), token("member"), mode, work)
+    listed, found, called, hidden = session("acme", token("member"), mode, work)
     assert sorted(n for n in listed if not n.startswith(("acme_records_", "acme_collections_"))) == [
         "acme_people_request_leave",
         "acme_search_tools",
@@ -154,25 +153,25 @@ def test_search_mode_lists_builtins_and_pinned_tools_and_every_tool_stays_callab
     assert hidden == -32602  # found by neither search nor name: the member lacks the finance role
 
 
-def test_search_follows_deploys_rollbacks_and_role_changes_at_once(mcp_url, token, tenant, deploy):
+def test_search_follows_deploys_rollbacks_and_role_changes_at_once(token, tenant, deploy):
     raw = token("member")
 
     async def work(client):
         return [t["name"] for t in (await search(client, "bill a customer for work done"))["tools"]]
 
-    assert "acme_billing_create_invoice" not in session(mcp_url(), raw, "legacy", work)
+    assert "acme_billing_create_invoice" not in session("acme", raw, "legacy", work)
     actions.update_member(tenant, "member", roles=["finance"], acting_user=None)
-    assert session(mcp_url(), raw, "legacy", work)[0] == "acme_billing_create_invoice"
+    assert session("acme", raw, "legacy", work)[0] == "acme_billing_create_invoice"
 
     def ask_for_payroll(client):
         return search(client, "run payroll for this month")
 
     tools = [*PEOPLE["mcp"]["tools"], _payroll_tool()]
     deploy(tenant, app_manifest("people", "People", "user", tools), ECHO)
-    found = session(mcp_url(), raw, "2026-07-28", ask_for_payroll)
+    found = session("acme", raw, "2026-07-28", ask_for_payroll)
     assert found["tools"][0]["name"] == "acme_people_run_payroll"
     rollback_app(tenant, "people", acting_user=None)
-    found = session(mcp_url(), raw, "2026-07-28", ask_for_payroll)
+    found = session("acme", raw, "2026-07-28", ask_for_payroll)
     assert "acme_people_run_payroll" not in [t["name"] for t in found["tools"]]
 
 
@@ -187,18 +186,18 @@ def _payroll_tool() -> dict:
     }
 
 
-def test_bad_arguments_to_search_are_a_tool_error_listing_them(mcp_url, token):
+def test_bad_arguments_to_search_are_a_tool_error_listing_them(token):
     async def work(client):
         return await client.call_tool(SEARCH, {"query": "", "limit": 21})
 
-    result = session(mcp_url(), token("member"), "legacy", work)
+    result = session("acme", token("member"), "legacy", work)
     assert result.is_error is True
     text = result.content[0].text
     assert "/query" in text and "/limit" in text
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_search_follows_the_clients_ui_capability_as_tools_list_does(mcp_url, acme, deploy, make_token, mode):
+def test_search_follows_the_clients_ui_capability_as_tools_list_does(acme, deploy, make_token, mode):
     deploy(acme, screen_manifest(), SCREEN_FILES)
     raw = make_token(acme, "reader")[1]
 
@@ -209,7 +208,7 @@ def test_search_follows_the_clients_ui_capability_as_tools_list_does(mcp_url, ac
 
     async def main(ui):
         extensions = [UiHost()] if ui else None
-        async with mcp_client(mcp_url(), raw, mode=mode, extensions=extensions) as client:
+        async with connect("acme", raw, mode=mode, extensions=extensions) as client:
             return await work(client)
 
     listed, plain = anyio.run(main, False)
