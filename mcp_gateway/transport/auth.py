@@ -168,6 +168,11 @@ async def authenticate(scope: Scope, slug: str, origin: str | None) -> Scope:
     return {**scope, "user": user, "auth": credentials, GATEWAY_SCOPE_KEY: user.access_token.gateway}
 
 
+def refusal(scope: Scope) -> str:
+    """Why ``authenticate`` found no caller for ``scope``: the 401's description."""
+    return scope.get(_REFUSAL_KEY, TOKEN_REQUIRED)
+
+
 class RequireCaller(RequireAuthMiddleware):
     """The SDK's gate in front of ``app``, for one request: 401 with ``WWW-Authenticate`` naming
     the endpoint's metadata unless ``authenticate`` found a caller; the body is the gateway's.
@@ -177,7 +182,7 @@ class RequireCaller(RequireAuthMiddleware):
         # Without a public origin there is no metadata to point at (RFC 9728 makes it optional).
         metadata = resource_metadata_url(origin, slug) if origin is not None else None
         super().__init__(app, required_scopes=[], resource_metadata_url=metadata)
-        self._refusal = scope.get(_REFUSAL_KEY, TOKEN_REQUIRED)
+        self._refusal = refusal(scope)
 
     async def _send_auth_error(self, send: Send, status_code: int, error: str, description: str) -> None:
         # The SDK's status and error code, this request's own description, and the endpoint's

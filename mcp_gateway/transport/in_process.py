@@ -22,7 +22,7 @@ from mcp_gateway.protocol.concurrency import charged_to
 from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, connection_request
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
-from mcp_gateway.transport.auth import authenticate
+from mcp_gateway.transport.auth import authenticate, refusal
 from mcp_gateway.transport.streaming import warm_catalog
 
 
@@ -33,10 +33,10 @@ async def caller_of(slug: str, bearer: str) -> GatewayRequest:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint, 401 for a bad token.
     """
     scope = {"type": "http", "headers": [(b"authorization", f"Bearer {bearer}".encode())]}
-    found = (await authenticate(scope, slug, origin=None)).get(GATEWAY_SCOPE_KEY)
-    if found is None:
-        raise GatewayRefused(401, "The bearer token is invalid, expired or revoked")
-    return found
+    scope = await authenticate(scope, slug, origin=None)
+    if GATEWAY_SCOPE_KEY not in scope:
+        raise GatewayRefused(401, refusal(scope))
+    return scope[GATEWAY_SCOPE_KEY]
 
 
 @contextlib.asynccontextmanager
