@@ -80,6 +80,17 @@ def _shared_platform_template(tmp_path_factory, worker_id) -> None:
     platform_process.TEMPLATE_ROOT = base if worker_id == "master" else base.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _test_database_freed_at_the_end(django_db_setup, django_db_blocker):
+    """Servers in threads (``live_url``, a module's own) leave connections in their worker threads;
+    they are cut once, when the run ends, so the test database can be dropped. Not at a module's end:
+    that cut the connections of the live server that later modules of the worker still use."""
+    from tests.support.servers import drop_server_connections
+
+    yield
+    drop_server_connections(django_db_blocker)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_throttles():
     """Anonymous endpoints count attempts per source address in the cache (oauth/throttle.py); every
@@ -92,17 +103,16 @@ def _fresh_throttles():
 # One live server per test process: the platform's ASGI app starts its MCP session manager once, so
 # every package's tests that need a real server share this one (defined once, here).
 @pytest.fixture(scope="session")
-def live_url(django_db_setup, django_db_blocker):
+def live_url(django_db_setup):
     """The platform served by uvicorn on a free port, in a thread (session-wide)."""
     from django.conf import settings
 
     from lowcode_platform.asgi import application
-    from tests.support.servers import drop_server_connections, served
+    from tests.support.servers import served
 
     settings.JOBS_IN_PROCESS_CLOCK = False  # tests tick the scheduler themselves
     with served(application) as url:
         yield url
-    drop_server_connections(django_db_blocker)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import httpx2
 import pytest
 
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
-from tests.support.servers import drop_server_connections
 from tests.support.servers import served as serving
 
 ERROR_ID = re.compile(r"^err_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -41,7 +40,7 @@ def _bundle() -> tuple[dict, dict]:
 
 
 @pytest.fixture(scope="module")
-def front_end_url(django_db_setup, django_db_blocker):
+def front_end_url(django_db_setup):
     """A real HTTP server (uvicorn, in a thread): what a bad status does to the connection is the point.
 
     Without the lifespan: the gateway's session manager runs once per process, in the MCP tests' server.
@@ -50,7 +49,6 @@ def front_end_url(django_db_setup, django_db_blocker):
 
     with serving(application, lifespan="off", name="front-end server") as url:
         yield url
-    drop_server_connections(django_db_blocker)
 
 
 @pytest.fixture
