@@ -115,20 +115,28 @@ def test_with_serve_workers_2_the_page_adds_up_the_calls_of_every_worker(tmp_pat
     try:
         token = platform.seed()[0]["tokens"]["reader"]
         platform.start()
-        calls = 30
+        counters = tmp_path / "var" / "metrics"
 
-        async def main():
-            # A new connection per call, so both workers take some of them.
-            for _ in range(calls):
-                async with mcp_client(f"{platform.base_url}/t/acme/mcp", token, mode="2026-07-28") as client:
-                    result = await client.call_tool(FIND_CASE, {"query": "ada"})
-                    assert result.is_error is False
+        def counting() -> set[str]:
+            """The pids of the workers that counted calls (each writes a file of its own, named by pid)."""
+            return {path.stem.rsplit("_", 1)[1] for path in counters.glob("counter_*.db")}
 
-        anyio.run(main)
-        # Both workers counted calls (each writes its counters to a file of its own, named by pid)...
-        files = (tmp_path / "var" / "metrics").glob("counter_*.db")
-        counting = {path.stem.rsplit("_", 1)[1] for path in files}
-        assert len(counting) == 2
+        async def main() -> int:
+            # A new connection per call, so both workers take some of them. In batches until both have:
+            # the second worker may still be starting when the first answers /healthz on a loaded host.
+            calls = 0
+            with anyio.fail_after(120):
+                while calls == 0 or len(counting()) < 2:
+                    for _ in range(10):
+                        url = f"{platform.base_url}/t/acme/mcp"
+                        async with mcp_client(url, token, mode="2026-07-28") as client:
+                            result = await client.call_tool(FIND_CASE, {"query": "ada"})
+                            assert result.is_error is False
+                    calls += 10
+            return calls
+
+        calls = anyio.run(main)
+        assert len(counting()) == 2  # both workers counted calls...
         # ...and every scrape (whichever worker answers it) gives the sum of both workers' counts.
         for _ in range(4):
             page = scrape(platform.base_url)
