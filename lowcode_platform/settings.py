@@ -526,9 +526,11 @@ OAUTH_REDIRECT_URI_MAX_LENGTH = _env_int("OAUTH_REDIRECT_URI_MAX_LENGTH", 2000)
 OAUTH_REGISTRATIONS_PER_HOUR = _env_int("OAUTH_REGISTRATIONS_PER_HOUR", 20)
 OAUTH_UNUSED_CLIENT_HOURS = _env_int("OAUTH_UNUSED_CLIENT_HOURS", 24)
 OAUTH_CIMD_FETCHES_PER_HOST = _env_int("OAUTH_CIMD_FETCHES_PER_HOST", 2)
-# Wrong passwords at /accounts/login/: at most this many per username and per source address in
-# each window, then 429 without checking (counted in Django's cache, see oauth/throttle.py).
-LOGIN_FAILURES_PER_USERNAME = _env_int("LOGIN_FAILURES_PER_USERNAME", 10)
+# Wrong passwords at /accounts/login/: at most this many per (address, username) pair (the
+# agents-run block), per source address and per username in each window, then 429 without checking
+# (counted in Django's cache, see oauth/throttle.py). The per-username ceiling is generous: it only
+# bounds guessing spread over many addresses (oauth.views.LoginView says why).
+LOGIN_FAILURES_PER_USERNAME = _env_int("LOGIN_FAILURES_PER_USERNAME", 100)
 LOGIN_FAILURES_PER_SOURCE = _env_int("LOGIN_FAILURES_PER_SOURCE", 50)
 LOGIN_FAILURE_WINDOW_SECONDS = _env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
 LOGIN_URL = "/accounts/login/"
@@ -574,3 +576,8 @@ OAUTH2_PROVIDER = {
     "CIMD_MAX_DOCUMENT_SIZE": 8 * 1024,
     "CLIENT_SECRET_HASHER": "pbkdf2_sha256_secret",
 }
+
+# --- agents-run ---
+# Wrong passwords for one username from one source address before that pair gets 429 (see
+# LOGIN_FAILURES_PER_USERNAME above: the same window, the same counts).
+LOGIN_FAILURES_PER_SOURCE_AND_USERNAME = _env_int("LOGIN_FAILURES_PER_SOURCE_AND_USERNAME", 10)

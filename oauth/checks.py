@@ -14,6 +14,7 @@ BOUNDS = {
     "OAUTH_CIMD_FETCHES_PER_HOST": Bound(int, 1),
     "LOGIN_FAILURES_PER_USERNAME": Bound(int, 1),
     "LOGIN_FAILURES_PER_SOURCE": Bound(int, 1),
+    "LOGIN_FAILURES_PER_SOURCE_AND_USERNAME": Bound(int, 1),
     "LOGIN_FAILURE_WINDOW_SECONDS": Bound(int, 1),
 }
 

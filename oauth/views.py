@@ -23,18 +23,26 @@ from oauth.origin import request_origin
 class LoginView(auth_views.LoginView):
     """``/accounts/login/``: Django's AuthenticationForm (username, password); ``next`` stays on this site.
 
-    Wrong passwords are throttled: LOGIN_FAILURES_PER_USERNAME per username and
-    LOGIN_FAILURES_PER_SOURCE per source address in LOGIN_FAILURE_WINDOW_SECONDS; past either,
-    the form answers 429 without checking the password.
+    Wrong passwords are counted per (source address, username) pair, per source address and per
+    username, in LOGIN_FAILURE_WINDOW_SECONDS; past any limit the form answers 429 without checking
+    the password. The pair's limit (LOGIN_FAILURES_PER_SOURCE_AND_USERNAME) is the tight one, so
+    someone guessing from one address cannot lock the real user out of sign-in from another. The
+    per-username ceiling (LOGIN_FAILURES_PER_USERNAME) is a generous bound against guessing spread
+    over many addresses, which the pair and address counts alone would allow without end (OWASP's
+    Authentication Cheat Sheet ties lockout to the account for this reason and warns that it lets an
+    attacker deny the user service: reaching it takes at least ceiling / pair-limit addresses).
     """
 
     template_name = "oauth/login.html"
 
     def _limits(self) -> list[tuple[str, str, int]]:
         username = str(self.request.POST.get("username", ""))[:150].lower()
+        source = throttle.source_of(self.request)
         return [
+            # A newline never occurs in an address, so the pair's key is unambiguous.
+            ("login-pair", f"{source}\n{username}", settings.LOGIN_FAILURES_PER_SOURCE_AND_USERNAME),
+            ("login-source", source, settings.LOGIN_FAILURES_PER_SOURCE),
             ("login-user", username, settings.LOGIN_FAILURES_PER_USERNAME),
-            ("login-source", throttle.source_of(self.request), settings.LOGIN_FAILURES_PER_SOURCE),
         ]
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
