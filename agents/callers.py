@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agents.exceptions import AgentError
+from agents.exceptions import AgentError, StarterNoLongerARunner
 from agents.models import Agent, AgentRun
+from agents.runners import describe_runners, rule_allows
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant
 
 
 class StarterGone(AgentError):
-    """The member who started an as-caller run is no longer an active member of the tenant."""
+    """The member who started a run is no longer an active member of the tenant."""
 
     status, code = 409, "starter_not_a_member"
 
@@ -33,20 +34,22 @@ def service_member(tenant: Tenant, agent: Agent) -> Caller:
 def run_caller(tenant: Tenant, agent: Agent, run: AgentRun) -> Caller:
     """The caller the run's tool calls act as now, tagged with the agent and the run for the audit.
 
-    As-caller runs take the starter's membership as it is now, so a role taken away between two
-    slices (an approval can wait for hours) applies to the next call.
+    Every slice reads the starter's membership as it is now and asks the agent's ``runners`` rule
+    again, whoever the run acts as: a role taken away between two slices (an approval can wait for
+    hours) applies to the next call, and a service run ends once its starter may no longer run it.
 
     Raises:
-        StarterGone: an as-caller run whose starter left the tenant or was deactivated.
+        StarterGone: the starter left the tenant, was deactivated or deleted.
+        StarterNoLongerARunner: the starter is a member the agent's rule now leaves out.
     """
-    if agent.run_as == Agent.RunAs.SERVICE:
-        caller = service_member(tenant, agent)
-    else:
-        if run.user is None:
-            raise StarterGone()
-        caller = caller_for(tenant, run.user)
-        if not caller.is_member and not caller.is_superuser:
-            raise StarterGone()
+    if run.user is None:
+        raise StarterGone()
+    starter = caller_for(tenant, run.user)
+    if not starter.is_member and not starter.is_superuser:
+        raise StarterGone()
+    if not rule_allows(agent, starter):
+        raise StarterNoLongerARunner(agent.name, describe_runners(agent))
+    caller = service_member(tenant, agent) if agent.run_as == Agent.RunAs.SERVICE else starter
     return replace(caller, agent_name=agent.name, agent_run_id=run.run_id)
 
 

@@ -17,6 +17,7 @@ from agents.exceptions import AgentNotFound, InvalidAgent, UnknownProvider
 from agents.keys import encrypt_key
 from agents.models import AGENT_NAME_RE, Agent, ProviderKey
 from agents.providers import provider_endpoint
+from agents.runners import runners_problem
 from tenants.authority import require_tenant_admin
 from tenants.models import ROLE_RE, Tenant, TenantAuditLog
 
@@ -35,7 +36,7 @@ WIRE_NAME_RE = r"^[a-z0-9_]{1,128}$"
 MAX_SELECTORS = 200
 MAX_ROLES = 100
 API_KEY_MAX = 1000
-FIELDS = ("name", "instructions", "provider", "model", "tools", "run_as", "service_roles", *LIMITS)
+FIELDS = ("name", "instructions", "provider", "model", "tools", "run_as", "service_roles", "runners", *LIMITS)
 
 
 def _text_problems(problems: list, field: str, value: Any, pattern: str, rule: str) -> None:
@@ -87,6 +88,12 @@ def clean_definition(data: dict[str, Any], *, partial: bool = False) -> dict[str
             problems.append(("service_roles", f"role names must match {ROLE_RE}"))
         else:
             cleaned["service_roles"] = sorted(set(roles))
+    if "runners" in cleaned:
+        if cleaned["runners"] is None:
+            cleaned["runners"] = ""  # null: back to the default
+        problem = runners_problem(cleaned["runners"])
+        if problem is not None:
+            problems.append(("runners", problem))
     if problems:
         raise InvalidAgent(problems)
     return cleaned

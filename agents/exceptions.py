@@ -104,3 +104,28 @@ class NotAllowed(AgentError):
     """The caller may not do this with the agent (e.g. a non-member starting a run)."""
 
     status, code = 403, "permission_denied"
+
+
+class NotARunner(AgentError):
+    """The member may not run this agent: its ``runners`` rule leaves them out (``agents.runners``)."""
+
+    status, code = 403, "permission_denied"
+
+    def __init__(self, agent: str, who: str, *, doing: str = "run"):
+        self.agent, self.who, self.doing = agent, who, doing
+        super().__init__(
+            f"you may not {doing} agent '{agent}': it may be run by {who} (a tenant admin sets who "
+            "in the agent's 'runners')"
+        )
+
+
+class StarterNoLongerARunner(AgentError):
+    """The member who started a run may no longer run its agent: the run does not go on."""
+
+    status, code = 409, "starter_not_a_runner"
+
+    def __init__(self, agent: str, who: str):
+        self.agent, self.who = agent, who
+        super().__init__(
+            f"the member who started the run may no longer run agent '{agent}' (it may be run by {who})"
+        )

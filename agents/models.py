@@ -52,6 +52,9 @@ class Agent(TenantOwned):
     max_seconds = models.PositiveIntegerField(default=120)
     run_as = models.CharField(max_length=10, choices=RunAs.choices, default=RunAs.CALLER)
     service_roles = models.JSONField(default=list, blank=True)
+    # Who may run it and approve its held calls: an auth expression, 'user' or 'role:a,b'; blank is
+    # the default for ``run_as`` (``agents.runners`` holds the rule).
+    runners = models.CharField(max_length=4000, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

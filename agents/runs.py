@@ -1,8 +1,9 @@
 """Runs as the API and the console see them: start, read, cancel, decide a held call, sweep.
 
-Who sees a run: the member who started it, the tenant's admins and platform superusers (one
-error, ``RunNotFound``, for "missing" and "not yours"). The same people cancel it and decide its
-held calls.
+Who starts a run: a member the agent's ``runners`` rule allows (``agents.runners``). Who sees a
+run: the member who started it, the tenant's admins and platform superusers (one error,
+``RunNotFound``, for "missing" and "not yours"). The same people cancel it and deny its held
+calls; approving one also takes the rule, asked again at the time of the approval.
 """
 
 from __future__ import annotations
@@ -19,12 +20,21 @@ from ulid import ULID
 from agents import queue
 from agents.budgets import check_budget
 from agents.callers import audit_caller
-from agents.exceptions import AgentError, NoPendingApproval, ProviderKeyMissing, RunFinished, RunNotFound
+from agents.exceptions import (
+    AgentError,
+    NoPendingApproval,
+    NotARunner,
+    ProviderKeyMissing,
+    RunFinished,
+    RunNotFound,
+)
 from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import provider_endpoint
+from agents.runners import describe_runners, may_run, rule_allows
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import record_call
-from tenants.authority import is_tenant_admin, is_tenant_member
+from tenants.authority import is_tenant_admin
+from tenants.callers import caller_for
 from tenants.models import Tenant
 
 logger = logging.getLogger("agents.runs")
@@ -53,14 +63,18 @@ def start_run(tenant: Tenant, agent: Agent, user: AbstractBaseUser, message: obj
     Raises:
         InvalidInput: no message, or too long.
         NotAMemberOfTenant: ``user`` is not a member (nor a superuser).
+        NotARunner: a member the agent's ``runners`` rule leaves out.
         UnknownProvider: the operator no longer lists the agent's provider.
         ProviderKeyMissing: the tenant stored no key for it.
         BudgetExhausted: the tenant's daily runs or tokens are spent.
     """
     if not isinstance(message, str) or not message.strip() or len(message) > INPUT_MAX:
         raise InvalidInput()
-    if not is_tenant_member(tenant, user):
+    caller = caller_for(tenant, user)
+    if not caller.is_member and not caller.is_superuser:
         raise NotAMemberOfTenant()
+    if not rule_allows(agent, caller):
+        raise NotARunner(agent.name, describe_runners(agent))
     provider_endpoint(agent.provider)
     if not ProviderKey.objects.for_tenant(tenant).filter(provider=agent.provider).exists():
         raise ProviderKeyMissing(agent.provider)
@@ -120,9 +134,12 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
     A denied call never runs: its audit row says ``declined``, and the model is told it was denied.
 
     Raises:
+        NotARunner: an approval by a member the agent's ``runners`` rule leaves out.
         RunFinished: the run already ended.
         NoPendingApproval: that step is not a call waiting for a decision.
     """
+    if approve and not may_run(run.tenant, run.agent, user):
+        raise NotARunner(run.agent.name, describe_runners(run.agent), doing="approve calls of")
     with transaction.atomic():
         locked = (
             # Lock the run's row only: PostgreSQL refuses FOR UPDATE on the nullable side of the user join.

@@ -146,6 +146,12 @@ class AgentForm(forms.Form):
         choices=[("caller", "the member who starts the run"), ("service", "a service member")]
     )
     service_roles = forms.CharField(required=False, max_length=4000, help_text="Roles of the service member")
+    runners = forms.CharField(
+        required=False,
+        max_length=4000,
+        label="Who may run it",
+        help_text="Blank: tenant admins for a service agent, every member otherwise. Or user, or role:a,b",
+    )
     max_steps = forms.IntegerField(initial=10)
     max_tool_calls = forms.IntegerField(initial=20)
     max_tokens = forms.IntegerField(initial=50_000)
@@ -159,6 +165,7 @@ class AgentForm(forms.Form):
         data = dict(self.cleaned_data)
         data["tools"] = parse_roles(data["tools"]) or None  # the same list syntax as roles
         data["service_roles"] = parse_roles(data["service_roles"])
+        data["runners"] = data["runners"].strip()
         return data
 
 

@@ -77,6 +77,13 @@ class AgentWriteSerializer(serializers.Serializer):
     max_seconds = serializers.IntegerField(required=False)
     run_as = serializers.ChoiceField(choices=Agent.RunAs.choices, required=False)
     service_roles = serializers.ListField(child=serializers.CharField(), required=False)
+    runners = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="Who may run it and approve its held calls: 'user' or 'role:a,b'; '' or null (the "
+        "default): tenant admins for run_as service, every member for run_as caller. Admins always may.",
+    )
 
 
 class ProviderKeySerializer(serializers.Serializer):

@@ -8,9 +8,10 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from agents import definitions, runs
-from agents.exceptions import AgentError, AgentNotFound, InvalidAgent, RunNotFound
+from agents.exceptions import AgentError, AgentNotFound, InvalidAgent, NotARunner, RunNotFound
 from agents.models import Agent, AgentRun, ProviderKey
 from agents.providers import listed_providers
+from agents.runners import describe_runners, may_run
 from console.access import TenantPage, tenant_page
 from console.exceptions import ConsoleNotFound
 from console.forms import AgentForm, AgentMessageForm, ProviderKeyForm
@@ -87,15 +88,22 @@ def agent(request: HttpRequest, page: TenantPage, name: str) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = AgentMessageForm(request.POST)
+        status = 400
         if form.is_valid():
             try:
                 run = runs.start_run(page.tenant, found, request.user, form.cleaned_data["input"])
             except AgentError as err:
                 form.add_error(None, str(err))
+                status = 403 if isinstance(err, NotARunner) else 400
             else:
                 return redirect("console:agent-run", slug=page.tenant.slug, name=name, run_id=run.run_id)
-        status = 400
-    context = {"agent": found, "form": form, "runs": runs.visible_runs(page.tenant, found, request.user)}
+    context = {
+        "agent": found,
+        "form": form,
+        "runs": runs.visible_runs(page.tenant, found, request.user),
+        "runners": describe_runners(found),
+        "may_run": may_run(page.tenant, found, request.user),
+    }
     return render_page(request, page, "agent.html", context, current="console:agents", status=status)
 
 
@@ -112,7 +120,14 @@ def agent_run(request: HttpRequest, page: TenantPage, name: str, run_id: str) ->
     run = _run(page, name, run_id)
     steps = list(run.steps.order_by("index"))
     pending = {s.index for s in steps if s.approval == "pending" and s.tool_call_id in run.pending_calls}
-    context = {"agent": run.agent, "run": run, "steps": steps, "pending": pending}
+    context = {
+        "agent": run.agent,
+        "run": run,
+        "steps": steps,
+        "pending": pending,
+        "may_approve": bool(pending) and may_run(page.tenant, run.agent, page.user),
+        "runners": describe_runners(run.agent),
+    }
     return render_page(request, page, "agent_run.html", context, current="console:agents")
 
 

@@ -92,7 +92,7 @@ def test_tool_calls_run_as_the_member_with_the_same_audit_as_mcp(cases_app, make
 
 def test_a_service_member_agent_acts_with_its_own_roles_not_the_starters(cases_app, make_agent):
     as_caller = make_agent(cases_app)
-    service = make_agent(cases_app, run_as="service", service_roles=["case_writer"])
+    service = make_agent(cases_app, run_as="service", service_roles=["case_writer"], runners="user")
 
     seen_as_caller = script("ok")
     run_now(start_run(cases_app, as_caller, user("member"), "hi"), seen_as_caller)
