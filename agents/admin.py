@@ -8,7 +8,17 @@ from tenants.admin import ReadOnlyAdmin
 class AgentAdmin(ReadOnlyAdmin):
     """Agents, for operators: tenant admins define them through the API and the console (validated there)."""
 
-    list_display = ["name", "tenant", "provider", "model", "run_as", "max_steps", "max_tokens", "updated_at"]
+    list_display = [
+        "name",
+        "tenant",
+        "provider",
+        "model",
+        "run_as",
+        "runners",
+        "max_steps",
+        "max_tokens",
+        "updated_at",
+    ]
     list_filter = ["tenant", "provider", "run_as"]
     search_fields = ["name"]
 
