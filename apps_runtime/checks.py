@@ -1,9 +1,14 @@
-"""System checks for the settings the app runtime reads: wire names, the sandbox, jobs and records."""
+"""System checks for the settings the app runtime reads: wire names, the sandbox, jobs, records and
+where screens are served."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from django.conf import settings
 from django.core.checks import Error, register
 
+from apps_runtime.screen_documents import site_of
 from core.setting_bounds import Bound, bound_errors
 
 BOUNDS = {
@@ -54,3 +59,37 @@ BOUNDS = {
 def check_runtime_settings(app_configs, **kwargs) -> list[Error]:
     # SANDBOX_TIER needs no check: configure_sandbox, in AppConfig.ready, already refuses an unknown tier.
     return bound_errors(BOUNDS, "apps_runtime.E001")
+
+
+@register()
+def check_screens_origin(app_configs, **kwargs) -> list[Error]:
+    """SCREENS_ORIGIN serves tenant HTML and scripts: on the platform's own site, cookies scoped to
+    the parent domain and same-site requests would reach it, so it must be another registrable domain
+    (``usercontent.example`` for ``platform.example``, not ``screens.platform.example``)."""
+    origin = settings.SCREENS_ORIGIN
+    if not origin:
+        return []
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+        return [
+            Error(
+                f"SCREENS_ORIGIN={origin!r} is not an origin (scheme://host[:port])", id="apps_runtime.E002"
+            )
+        ]
+    if not settings.PUBLIC_BASE_URL:
+        return [
+            Error(
+                "SCREENS_ORIGIN needs PUBLIC_BASE_URL: the screens' documents may be framed only by the "
+                "platform's own pages, named by that origin",
+                id="apps_runtime.E003",
+            )
+        ]
+    if site_of(origin) == site_of(settings.PUBLIC_BASE_URL):
+        return [
+            Error(
+                f"SCREENS_ORIGIN ({origin}) is on the platform's own site ({site_of(origin)}): serve screens "
+                "from another registrable domain, so no cookie of the platform's reaches tenant scripts",
+                id="apps_runtime.E004",
+            )
+        ]
+    return []

@@ -76,3 +76,14 @@ class RouteTable:
         if allowed:
             raise MethodNotAllowed(method, sorted(allowed))
         raise RouteNotFound(path)
+
+
+# The tenant setting that makes ``confirm`` tools wait for a person's yes (mcp_gateway's confirmation
+# reads it too): while it is on, their routes are refused on the front-end path, where nobody is asked.
+CONFIRM_SETTING = "confirmDestructiveTools"
+
+
+def confirm_routes(manifest: dict) -> frozenset[str]:
+    """The keys of the routes behind the manifest's ``confirm`` tools."""
+    tools = (manifest.get("mcp") or {}).get("tools") or []
+    return frozenset(tool["route"] for tool in tools if tool.get("confirm") and tool.get("route"))

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from apps_runtime.screen_documents import SANDBOX_FLAGS
+
 SCREEN_MIME_TYPE = "text/html;profile=mcp-app"
 UI_SCHEME = "ui"
 UI_EXTENSION = "io.modelcontextprotocol/ui"
@@ -238,26 +240,37 @@ def ui_meta(spec: dict, csp: dict[str, list[str]]) -> dict:
     return meta
 
 
-def content_security_policy(spec: dict, rendered: RenderedScreen) -> str:
-    """The front-end path's Content-Security-Policy: scripts only by hash (and the platform's SDK),
-    nothing reached but the declared origins, no framing by other sites."""
+def document_policy(
+    spec: dict, rendered: RenderedScreen, *, sdk_url: str, host_origin: str, platform_origins: tuple[str, ...]
+) -> str:
+    """The Content-Security-Policy of a screen's document on the front-end path.
+
+    ``sandbox`` gives the document an opaque origin even when its URL is opened directly (no cookies,
+    no storage, nothing same-origin with the platform). Scripts run only by hash, and from the
+    platform only the SDK file itself (``sdk_url``, a path-exact source): no other platform URL can be
+    loaded as a script. Requests go only to the origins the screen declares, never to the platform's
+    (``platform_origins`` are dropped from what it declares): the view reaches its app with
+    ``callServerTool``, through the host page. Only the host page (``host_origin``) may frame it.
+    """
     declared = spec.get("csp") or {}
 
     def names(key: str) -> list[str]:
-        return list(declared.get(key) or [])
+        return [name for name in declared.get(key) or [] if origin_of(name) not in platform_origins]
 
     resources = names("resourceDomains")
     directives = {
+        "sandbox": [SANDBOX_FLAGS],
         "default-src": ["'none'"],
-        "script-src": ["'self'", *rendered.script_hashes, *resources],
-        "style-src": ["'self'", "'unsafe-inline'", *resources],
-        "img-src": ["'self'", "data:", *resources],
-        "font-src": ["'self'", *resources],
-        "media-src": ["'self'", "data:", *resources],
-        "connect-src": ["'self'", *names("connectDomains")],
+        "script-src": [*([sdk_url] if rendered.uses_sdk else []), *rendered.script_hashes, *resources]
+        or ["'none'"],
+        "style-src": ["'unsafe-inline'", *resources],
+        "img-src": ["data:", *resources],
+        "font-src": resources or ["'none'"],
+        "media-src": ["data:", *resources],
+        "connect-src": names("connectDomains") or ["'none'"],
         "frame-src": names("frameDomains") or ["'none'"],
-        "base-uri": names("baseUriDomains") or ["'self'"],
-        "form-action": ["'self'"],
-        "frame-ancestors": ["'self'"],
+        "base-uri": names("baseUriDomains") or ["'none'"],
+        "form-action": ["'none'"],
+        "frame-ancestors": [host_origin],
     }
     return "; ".join(f"{key} {' '.join(values)}" for key, values in directives.items())

@@ -8,9 +8,9 @@ urlpatterns = [
         r"^_lcp/ext-apps/" + SDK_VERSION.replace(".", r"\.") + r"/app-with-deps\.js$", views.ext_apps_sdk
     ),
     re_path(
-        r"^t/(?P<tenant_slug>[a-z0-9-]+)/apps/(?P<app_name>[a-z][a-z0-9_]*)/_screens/(?P<screen_name>[a-z0-9_]{1,40})$",
-        views.app_screen,
-        name="app-screen",
+        r"^t/(?P<tenant_slug>[a-z0-9-]+)/apps/(?P<app_name>[a-z][a-z0-9_]*)/_screens/(?P<screen_name>[a-z0-9_]{1,40})/document$",
+        views.screen_document,
+        name="screen-document",
     ),
     re_path(
         r"^t/(?P<tenant_slug>[a-z0-9-]+)/apps/(?P<app_name>[a-z][a-z0-9_]*)/(?P<route_path>.*)$",

@@ -6,13 +6,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
-from django.middleware.csrf import CsrfViewMiddleware
-from django.shortcuts import redirect
+from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 
-from apps_runtime.auth_expr import parse_auth
 from apps_runtime.bundles import bundle_dir
-from apps_runtime.dispatch import RouteResult, check_route_access, load_app, may_use_route, run_route
+from apps_runtime.dispatch import LoadedApp, RouteResult, check_route_access, load_app, run_route
 from apps_runtime.exceptions import (
     AuthenticationRequired,
     MethodNotAllowed,
@@ -22,15 +20,16 @@ from apps_runtime.exceptions import (
     RuntimeDomainError,
     UnsupportedMediaType,
 )
-from apps_runtime.manifest import defaults
+from apps_runtime.routes import CONFIRM_SETTING, Route, confirm_routes
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
 from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
-from apps_runtime.screens import SDK_PATH, SDK_VERSION, content_security_policy, render
+from apps_runtime.screen_documents import GrantRefused, ScreenGrant, document_origin, platform_origin_of
+from apps_runtime.screens import SDK_PATH, SDK_VERSION, document_policy, render
 from core.challenges import bearer_challenge
 from core.error_ids import error_id_note
 from core.problems import error_response, problem, problem_response
 from tenants.api.authentication import bearer_token
-from tenants.callers import Caller, caller_for, caller_for_token
+from tenants.callers import Caller, anonymous_caller, caller_for_token
 from tenants.exceptions import InvalidToken, TenantNotFound
 from tenants.models import Tenant
 from tenants.scoping import access_tenant
@@ -40,19 +39,33 @@ APPS_CHALLENGE = bearer_challenge(realm="apps")
 
 
 def _caller(request: HttpRequest, tenant: Tenant) -> Caller:
+    """A bearer token's caller, else the anonymous caller. The session cookie is never read here: the
+    platform's pages do not call app routes, so a request that carries it comes from something else,
+    such as tenant script in a visitor's browser; screens reach their app through the host page's
+    bridge (``callServerTool``), which calls tools as the signed-in member."""
     raw = bearer_token(request.META.get("HTTP_AUTHORIZATION", ""))
-    if raw is not None:
-        try:
-            return caller_for_token(tenant, raw)
-        except InvalidToken as err:
-            raise AuthenticationRequired() from err
-    caller = caller_for(tenant, request.user)
-    if caller.is_authenticated and request.method not in SAFE_METHODS:
-        # Session cookies ride along on cross-site requests; bearer tokens do not.
-        rejected = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
-        if rejected is not None:
-            raise PermissionDenied("CSRF check failed")
-    return caller
+    if raw is None:
+        return anonymous_caller(tenant)
+    try:
+        return caller_for_token(tenant, raw)
+    except InvalidToken as err:
+        raise AuthenticationRequired() from err
+
+
+def _refuse_unconfirmed(tenant: Tenant, loaded: LoadedApp, route: Route) -> None:
+    """A route behind a ``confirm`` tool runs only once a person said yes, and nobody here can ask: a
+    token's holder may be a program a model drives. While the tenant's ``confirmDestructiveTools`` is
+    on, such a route is refused on the front-end path; MCP clients (elicitation) and screens (the host
+    page's dialog) ask, and so do approvals.
+
+    Raises:
+        PermissionDenied: the route needs a confirmation.
+    """
+    if route.key in confirm_routes(loaded.version.manifest) and tenant.setting(CONFIRM_SETTING):
+        raise PermissionDenied(
+            f"{route.key} needs the user's confirmation before it runs (its tool is marked confirm), which "
+            "this path cannot ask for: call the tool over MCP or from a screen, where the user is asked"
+        )
 
 
 def _json_body(request: HttpRequest) -> dict:
@@ -85,6 +98,7 @@ def app_route(request: HttpRequest, tenant_slug: str, app_name: str, route_path:
         loaded = load_app(tenant, app_name)
         route, params = loaded.compiled.routes.match(request.method, "/" + route_path)
         check_route_access(loaded, route, caller)
+        _refuse_unconfirmed(tenant, loaded, route)
         if caller.read_only and request.method not in SAFE_METHODS:
             raise PermissionDenied("this token is read-only")
         body = _json_body(request)
@@ -121,43 +135,40 @@ def _failure_response(result: RouteResult) -> JsonResponse:
     return problem_response(body, headers=result.headers)
 
 
-@csrf_exempt
-def app_screen(request: HttpRequest, tenant_slug: str, app_name: str, screen_name: str) -> HttpResponseBase:
-    """A screen of the app for its own users: behind the app's access and the screen's auth, with a
-    Content-Security-Policy that runs only the screen's own scripts (by hash) and the platform's SDK."""
-    try:
-        tenant = access_tenant(tenant_slug)
-    except TenantNotFound as err:
-        return error_response(err)
+@csrf_exempt  # reads no session: whatever a cross-site request carries is ignored
+@xframe_options_exempt  # its CSP's frame-ancestors names the host page's origin
+def screen_document(
+    request: HttpRequest, tenant_slug: str, app_name: str, screen_name: str
+) -> HttpResponseBase:
+    """A screen's document, for the host page's frame: opened by the signed link the host page made
+    for its visitor (``ScreenGrant``), never by the visitor's session, sandboxed by its CSP."""
     try:
         if request.method not in ("GET", "HEAD"):
             raise MethodNotAllowed(request.method, ["GET", "HEAD"])
-        caller = _caller(request, tenant)
+        grant = ScreenGrant.read(
+            request.GET.get("grant", ""), tenant=tenant_slug, app=app_name, screen=screen_name
+        )
+        tenant = access_tenant(tenant_slug)
         loaded = load_app(tenant, app_name)
         spec = (loaded.version.manifest.get("screens") or {}).get(screen_name)
-        if spec is None:
-            raise RouteNotFound(f"/_screens/{screen_name}")
-        auth = parse_auth(spec.get("auth", defaults.DEFAULT_ACCESS))
-        if not may_use_route(loaded.compiled.access, auth, caller):
-            if not caller.is_authenticated:
-                raise AuthenticationRequired()
-            raise PermissionDenied("you may not open this screen")
-    except AuthenticationRequired as err:
-        if "text/html" in request.headers.get("Accept", ""):  # a person in a browser: sign in first
-            return redirect(f"{settings.LOGIN_URL}?next={request.get_full_path()}")
-        response = error_response(err)
-        response["WWW-Authenticate"] = APPS_CHALLENGE
-        return response
-    except RuntimeDomainError as err:
+        if spec is None or loaded.version.number != grant.version:
+            raise RouteNotFound(f"/_screens/{screen_name} (the app changed: open the screen again)")
+    except GrantRefused as err:
+        return error_response(PermissionDenied(str(err)))
+    except (RuntimeDomainError, TenantNotFound) as err:
         return error_response(err)
     root = bundle_dir(loaded.version)
-    info = {"app": app_name, "tools": {}, "base": f"/t/{tenant.slug}/apps/{app_name}"}
-    rendered = render(spec["file"], lambda path: (root / path).read_bytes(), SDK_PATH, info)
+    here = document_origin(request.scheme, request.get_host())
+    info = {"app": app_name, "tools": grant.tools, "base": None}
+    sdk_url = f"{here}{SDK_PATH}"
+    rendered = render(spec["file"], lambda path: (root / path).read_bytes(), sdk_url, info)
+    host = platform_origin_of(request.scheme, request.get_host())
+    policy = document_policy(spec, rendered, sdk_url=sdk_url, host_origin=host, platform_origins=(host, here))
     headers = {
-        "Content-Security-Policy": content_security_policy(spec, rendered),
+        "Content-Security-Policy": policy,
         "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "same-origin",
-        "Cache-Control": "private, no-cache",
+        "Referrer-Policy": "no-referrer",  # its URL carries the grant
+        "Cache-Control": "private, no-store",
     }
     return HttpResponse(rendered.html, content_type="text/html; charset=utf-8", headers=headers)
 

@@ -581,3 +581,13 @@ OAUTH2_PROVIDER = {
 # Wrong passwords for one username from one source address before that pair gets 429 (see
 # LOGIN_FAILURES_PER_USERNAME above: the same window, the same counts).
 LOGIN_FAILURES_PER_SOURCE_AND_USERNAME = _env_int("LOGIN_FAILURES_PER_SOURCE_AND_USERNAME", 10)
+
+# --- screens ---
+# Where screens' documents (tenant HTML and scripts) are served from, e.g. https://usercontent.example:
+# an origin on another site than the platform (its own registrable domain, checked at start by
+# apps_runtime.checks), so no cookie of the platform's ever reaches it. Unset: they are served from
+# the platform's own host, sandboxed to an opaque origin, which is as safe for cookies and storage.
+# The same deployment answers it (add its host to ALLOWED_HOSTS); PUBLIC_BASE_URL must be set then.
+SCREENS_ORIGIN = (os.environ.get("SCREENS_ORIGIN") or "").rstrip("/")
+# How long the signed link to a screen's document (minted by the host page for its visitor) is good for.
+SCREENS_GRANT_SECONDS = _env_int("SCREENS_GRANT_SECONDS", 600)

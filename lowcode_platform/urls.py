@@ -33,6 +33,7 @@ urlpatterns = [
     ),
     path("console/", include("console.urls")),
     path("", include("oauth.urls")),
+    path("", include("mcp_gateway.screen_host.urls")),  # before the apps' own routes
     path("", include("apps_runtime.urls")),
 ]
 

@@ -19,11 +19,12 @@ from typing import Any
 
 import mcp.types as types
 
+from apps_runtime.routes import CONFIRM_SETTING
 from mcp_gateway.tools.catalog import CatalogEntry
 from mcp_gateway.tools.results import error_result
 from tenants.models import Tenant
 
-SETTING = "confirmDestructiveTools"
+SETTING = CONFIRM_SETTING  # the front-end path refuses these tools' routes while it is on
 # The form's one field: a yes/no the client renders; accepting with it unticked is a no.
 FIELD = "confirm"
 REQUESTED_SCHEMA: dict[str, Any] = {

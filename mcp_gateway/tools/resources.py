@@ -315,7 +315,8 @@ def _read_screen(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
     loaded = _loaded(req, entry)
     root = bundle_dir(loaded.version)
     origin = platform_origin()
-    info = {"app": entry.app_name, "tools": _app_tool_names(req, loaded.version.manifest), "base": None}
+    tools = app_tool_names(req.tenant, req.caller, loaded.version.manifest)
+    info = {"app": entry.app_name, "tools": tools, "base": None}
 
     def read(path: str) -> bytes:
         return (root / path).read_bytes()
@@ -328,16 +329,17 @@ def _read_screen(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
     ]
 
 
-def _app_tool_names(req: ReadRequest, manifest: dict) -> dict[str, str]:
-    """The app's tools the caller may call, manifest name -> wire name: what its views call."""
-    catalog = catalog_for(req.tenant)
+def app_tool_names(tenant: Tenant, caller: Caller, manifest: dict) -> dict[str, str]:
+    """The app's tools the caller may call, manifest name -> wire name: what its views call (in an
+    MCP Apps host and on the front-end path's host page alike)."""
+    catalog = catalog_for(tenant)
     names = {}
     for tool in (manifest.get("mcp") or {}).get("tools") or []:
         wire = wire_name(
-            req.tenant.mcp_prefix, manifest["name"], tool["name"], limit=settings.MCP_WIRE_NAME_LIMIT
+            tenant.mcp_prefix, manifest["name"], tool["name"], limit=settings.MCP_WIRE_NAME_LIMIT
         )
         found = catalog.by_name.get(wire)
-        if found is not None and found.visible_to(req.caller):
+        if found is not None and found.visible_to(caller):
             names[tool["name"]] = wire
     return names
 
