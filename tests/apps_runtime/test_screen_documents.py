@@ -1,0 +1,37 @@
+"""Where screens' documents may be served: SCREENS_ORIGIN on another site than the platform."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps_runtime.checks import check_screens_origin
+from apps_runtime.screen_documents import site_of
+
+
+@pytest.mark.parametrize(
+    ("url", "site"),
+    [
+        ("https://a.b.example.co.uk", "example.co.uk"),
+        ("https://screens.platform.example.com:8443", "example.com"),
+        ("https://tenant-x.github.io", "tenant-x.github.io"),  # a public suffix of its own
+        ("http://127.0.0.1:8000", "127.0.0.1"),
+        ("http://localhost:8000", "localhost"),
+    ],
+)
+def test_the_site_of_an_origin_is_its_registrable_domain(url, site):
+    assert site_of(url) == site
+
+
+def ids(settings, screens: str, platform: str = "https://platform.example.com") -> list[str]:
+    settings.SCREENS_ORIGIN, settings.PUBLIC_BASE_URL = screens, platform
+    return [error.id for error in check_screens_origin(None)]
+
+
+def test_screens_origin_must_be_another_site_than_the_platform(settings):
+    assert ids(settings, "") == []
+    assert ids(settings, "https://usercontent.example.net") == []
+    assert ids(settings, "https://screens.platform.example.com") == ["apps_runtime.E004"]
+    assert ids(settings, "https://example.com") == ["apps_runtime.E004"]
+    assert ids(settings, "https://usercontent.example.net", platform="") == ["apps_runtime.E003"]
+    assert ids(settings, "https://usercontent.example.net/path") == ["apps_runtime.E002"]
+    assert ids(settings, "ftp://usercontent.example.net") == ["apps_runtime.E002"]
