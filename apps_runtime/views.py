@@ -87,8 +87,19 @@ def _json_body(request: HttpRequest) -> dict:
     return body
 
 
+# An app route answers JSON its handler (tenant code) wrote: opened in a browser it is a document on
+# the platform's origin, so it gets no origin and runs nothing, whatever a browser makes of it.
+ROUTE_ANSWER_POLICY = "sandbox; default-src 'none'; frame-ancestors 'none'"
+
+
 @csrf_exempt
 def app_route(request: HttpRequest, tenant_slug: str, app_name: str, route_path: str = "") -> JsonResponse:
+    response = _route_answer(request, tenant_slug, app_name, route_path)
+    response["Content-Security-Policy"] = ROUTE_ANSWER_POLICY
+    return response
+
+
+def _route_answer(request: HttpRequest, tenant_slug: str, app_name: str, route_path: str) -> JsonResponse:
     try:
         tenant = access_tenant(tenant_slug)
     except TenantNotFound as err:

@@ -591,3 +591,5 @@ LOGIN_FAILURES_PER_SOURCE_AND_USERNAME = _env_int("LOGIN_FAILURES_PER_SOURCE_AND
 SCREENS_ORIGIN = (os.environ.get("SCREENS_ORIGIN") or "").rstrip("/")
 # How long the signed link to a screen's document (minted by the host page for its visitor) is good for.
 SCREENS_GRANT_SECONDS = _env_int("SCREENS_GRANT_SECONDS", 600)
+# First: on the SCREENS_ORIGIN host nothing but screens' documents and the SDK is answered.
+MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]

@@ -51,3 +51,11 @@ def test_a_confirm_tools_route_is_refused_to_tokens_while_confirmations_are_on(a
     set_tenant_setting(app, "confirmDestructiveTools", False, acting_user=None)
     ran = client.post(escalate, {}, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert ran.json()["escalated"] is True, ran.content
+
+
+def test_route_answers_are_json_that_runs_nothing_if_opened_as_a_page(app, client):
+    for path in (f"{BASE}/ping", f"{BASE}/nope"):
+        response = client.get(path)
+        assert response["Content-Type"].endswith("json")
+        assert response["X-Content-Type-Options"] == "nosniff"
+        assert response["Content-Security-Policy"].startswith("sandbox; default-src 'none'")

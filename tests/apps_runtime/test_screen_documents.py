@@ -6,6 +6,7 @@ import pytest
 
 from apps_runtime.checks import check_screens_origin
 from apps_runtime.screen_documents import site_of
+from apps_runtime.screens import SDK_PATH
 
 
 @pytest.mark.parametrize(
@@ -35,3 +36,22 @@ def test_screens_origin_must_be_another_site_than_the_platform(settings):
     assert ids(settings, "https://usercontent.example.net", platform="") == ["apps_runtime.E003"]
     assert ids(settings, "https://usercontent.example.net/path") == ["apps_runtime.E002"]
     assert ids(settings, "ftp://usercontent.example.net") == ["apps_runtime.E002"]
+
+
+@pytest.mark.django_db
+def test_the_screens_host_serves_screens_documents_and_the_sdk_only(client, settings):
+    settings.SCREENS_ORIGIN, settings.PUBLIC_BASE_URL = "https://usercontent.test", "https://platform.test"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "usercontent.test"]
+    on_screens = {"HTTP_HOST": "usercontent.test", "secure": True}
+    for path in (
+        "/console/",
+        "/accounts/login/",
+        "/api/tenants/",
+        "/t/acme/apps/cases/_screens/card",
+        "/admin/",
+    ):
+        assert client.get(path, **on_screens).status_code == 404, path
+    assert client.get(SDK_PATH, **on_screens).status_code == 200
+    # A document link reaches its view (which wants a grant): the host lets it through.
+    assert client.get("/t/acme/apps/cases/_screens/card/document", **on_screens).status_code == 403
+    assert client.get("/accounts/login/").status_code == 200  # the platform's own host is untouched
