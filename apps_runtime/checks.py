@@ -52,6 +52,9 @@ BOUNDS = {
     "RECORDS_HEAVY_READS_PER_TENANT": Bound(int, 1),
     "RECORDS_MAX_RECORD_BYTES": Bound(int, 1),
     "RECORDS_TENANT_QUOTA_BYTES": Bound(int, 1),
+    # A screen document's link: long enough to load the frame on a slow network, short enough that a
+    # link copied out of the page soon stops opening it.
+    "SCREENS_GRANT_SECONDS": Bound(int, 10, 86400),
 }
 
 
@@ -61,7 +64,10 @@ def check_runtime_settings(app_configs, **kwargs) -> list[Error]:
     return bound_errors(BOUNDS, "apps_runtime.E001")
 
 
-@register()
+SCREENS_ORIGIN_TAG = "screens_origin"  # `serve` refuses to start while this check fails
+
+
+@register(SCREENS_ORIGIN_TAG)
 def check_screens_origin(app_configs, **kwargs) -> list[Error]:
     """SCREENS_ORIGIN serves tenant HTML and scripts: on the platform's own site, cookies scoped to
     the parent domain and same-site requests would reach it, so it must be another registrable domain

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from apps_runtime.checks import check_screens_origin
 from apps_runtime.screen_documents import site_of
@@ -55,3 +56,10 @@ def test_the_screens_host_serves_screens_documents_and_the_sdk_only(client, sett
     # A document link reaches its view (which wants a grant): the host lets it through.
     assert client.get("/t/acme/apps/cases/_screens/card/document", **on_screens).status_code == 403
     assert client.get("/accounts/login/").status_code == 200  # the platform's own host is untouched
+
+
+def test_serve_refuses_to_start_with_screens_on_the_platforms_site(settings):
+    settings.SCREENS_ORIGIN = "https://screens.platform.example.com"
+    settings.PUBLIC_BASE_URL = "https://platform.example.com"
+    with pytest.raises(CommandError, match="apps_runtime.E004"):
+        call_command("serve", "--port", "1")  # refused before uvicorn starts

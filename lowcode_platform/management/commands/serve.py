@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.checks import run_checks
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps_runtime.checks import SCREENS_ORIGIN_TAG
 from oauth.checks import PUBLIC_ORIGIN_TAG
 
 logger = logging.getLogger("lowcode_platform.serve")
@@ -45,6 +46,10 @@ class Command(BaseCommand):
         # log line each, so JSON logs stay JSON.
         for message in run_checks(tags=[PUBLIC_ORIGIN_TAG], include_deployment_checks=True):
             logger.warning("%s", message)
+        # A SCREENS_ORIGIN on the platform's own site would put tenant scripts where its cookies go.
+        refused = run_checks(tags=[SCREENS_ORIGIN_TAG])
+        if refused:
+            raise CommandError("; ".join(str(message) for message in refused))
         uvicorn.run(
             "lowcode_platform.asgi:application",
             host=options["host"],
