@@ -37,7 +37,7 @@ from core.problems import error_response
 from mcp_gateway.exceptions import InternalError, Unavailable
 from mcp_gateway.screen_host.calls import Question, call_from_screen
 from mcp_gateway.tools.resources import app_tool_names
-from tenants.callers import Caller, caller_for
+from tenants.callers import Caller, anonymous_caller, caller_for
 from tenants.exceptions import TenantNotFound
 from tenants.models import Tenant
 from tenants.scoping import access_tenant
@@ -77,7 +77,7 @@ def _open(
         TenantNotFound, RuntimeDomainError: no such screen (404), or not for this visitor (401, 403).
     """
     tenant = access_tenant(slug)
-    caller = caller_for(tenant, request.user)
+    caller = visitor(tenant, request)
     loaded = load_app(tenant, app_name)
     spec = (loaded.version.manifest.get("screens") or {}).get(screen)
     if spec is None:
@@ -85,10 +85,20 @@ def _open(
     if not may_use_route(
         loaded.compiled.access, parse_auth(spec.get("auth", defaults.DEFAULT_ACCESS)), caller
     ):
-        if not caller.is_authenticated:
+        if not request.user.is_authenticated:
             raise AuthenticationRequired()
         raise PermissionDenied("you may not open this screen")
     return tenant, caller, loaded, spec
+
+
+def visitor(tenant: Tenant, request: HttpRequest) -> Caller:
+    """Who the visitor is to the screen's tenant: its member (or a platform superuser) as themselves,
+    anyone else as anonymous. A person signed in for another tenant is nobody here, and the tenant's
+    handlers and audit must not learn who they are."""
+    caller = caller_for(tenant, request.user)
+    if caller.is_authenticated and not (caller.is_member or caller.is_superuser):
+        return anonymous_caller(tenant)
+    return caller
 
 
 def _first_call(manifest: dict, screen: str, tools: dict[str, str], query: QueryDict) -> dict | None:

@@ -152,3 +152,15 @@ def test_anonymous_visitors_of_a_public_screen_call_with_anonymous_rights(app, c
     hidden = call(client, config, "acme_cases_get_case", {"case_id": case_id})
     assert hidden["error"]["code"] == -32602
     assert audits(app, "acme_cases_ping") == [(Outcome.OK, None)]
+
+
+def test_someone_signed_in_for_another_tenant_is_anonymous_to_this_ones_screens(
+    app, make_tenant, make_member
+):
+    make_member(make_tenant("other"), "outsider", admin=True)
+    client, config = page("outsider", NOTICE)
+    assert "not signed in" in client.get(NOTICE).content.decode()
+    pong = call(client, config, "acme_cases_ping", {})
+    assert pong["result"]["structuredContent"]["user"] is None  # the handler does not learn who it is
+    assert audits(app, "acme_cases_ping") == [(Outcome.OK, None)]
+    assert client.get(CARD).status_code == 403  # a members' screen: refused, not "sign in"
