@@ -1,8 +1,9 @@
 """Screens: an app's HTML views, rendered once for both places they are shown.
 
 A screen is an HTML file of the bundle plus the CSS, JavaScript and images it references by
-relative path. Both the app's front-end path (``/t/<tenant>/apps/<app>/_screens/<name>``) and MCP
-Apps hosts (``ui://<app>/<name>``, read with ``resources/read``) get the same single document:
+relative path. Both the app's front-end path (``/t/<tenant>/apps/<app>/_screens/<name>``, whose host
+page frames the document: ``screen_documents.py``) and MCP Apps hosts (``ui://<app>/<name>``, read
+with ``resources/read``) get the same single document:
 referenced files are inlined (scripts and styles as elements, images as ``data:`` URIs), because a
 host renders the view from its text alone, in a sandboxed frame with no base URL.
 
