@@ -12,6 +12,8 @@
   const log = (...parts) => console.log("[HOST]", ...parts);
   const MAX_HEIGHT = 5000;
 
+  // The screen's document always has an opaque origin (its CSP sandboxes it, on SCREENS_ORIGIN too), so
+  // messages to it go to "*"; the host page's frame-src keeps the frame on the screen's own origin.
   const send = (message) => frame.contentWindow.postMessage({ jsonrpc: "2.0", ...message }, "*");
   const failure = (code, message) => ({ code, message: String(message).slice(0, 2000) });
 
@@ -115,8 +117,8 @@
   };
 
   window.addEventListener("message", async (event) => {
-    // Only the frame speaks to this page; its origin is opaque ("null"), so the source identifies it.
-    if (event.source !== frame.contentWindow) return;
+    // Only the frame speaks to this page, and only while it shows the screen's document.
+    if (event.source !== frame.contentWindow || event.origin !== "null") return;
     const message = event.data;
     if (!message || message.jsonrpc !== "2.0" || typeof message.method !== "string") return;
     const hasId = typeof message.id === "string" || typeof message.id === "number";
