@@ -225,13 +225,14 @@ def test_beat_runs_the_dispatcher_every_minute_the_reaper_the_mcp_tasks_sweep_an
         "apps_runtime.dispatch_due_jobs",
         "apps_runtime.reap_job_runs",
         "mcp_gateway.sweep_tool_tasks",
-        "mcp_gateway.purge_expired",
+        "lowcode_platform.purge_expired",
         "agents.sweep_runs",
     }
-    assert entries["mcp_gateway.purge_expired"] == 3600.0
+    assert entries["lowcode_platform.purge_expired"] == 3600.0
     assert str(entries["apps_runtime.dispatch_due_jobs"]).startswith("<crontab: * * * * *")
     import agents.tasks  # noqa: F401
     import apps_runtime.tasks  # noqa: F401  (the worker imports it through autodiscovery)
+    import lowcode_platform.tasks  # noqa: F401
     import mcp_gateway.tasks  # noqa: F401
 
     assert set(entries) <= set(celery_app.tasks)
