@@ -5,10 +5,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import uuid
-from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
 from oauth.models import Connection
@@ -16,10 +14,9 @@ from tenants.callers import Caller, caller_for_grant
 from tenants.exceptions import InvalidToken
 from tenants.lookups import PreparedLookup, attnames, instance
 from tenants.models import Tenant
+from tenants.tokens import touch_last_used
 
 MCP_SCOPE = "mcp"
-# Only write last_used_at this often: a write per request would serialise hot paths on one row.
-LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
 def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | None]:
@@ -47,7 +44,7 @@ def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | Non
     if found is None or found["user_id"] != token.user_id:
         raise InvalidToken("no active connection")
     connection = instance(Connection, found)
-    _touch(connection)
+    touch_last_used(connection)
     caller = caller_for_grant(
         tenant,
         token.user,
@@ -80,9 +77,3 @@ def _connection_lookup() -> PreparedLookup:
         attnames(Connection) + ["application__client_id"],
         key_types=(int, uuid.UUID),
     )
-
-
-def _touch(connection: Connection) -> None:
-    now = timezone.now()
-    if connection.last_used_at is None or now - connection.last_used_at > LAST_USED_RESOLUTION:
-        Connection.all_tenants.filter(pk=connection.pk).update(last_used_at=now)

@@ -16,12 +16,13 @@ from apps_runtime.deploy import rollback_app, undeploy_app
 from apps_runtime.dispatch import load_app
 from apps_runtime.jobs import clock, execute, runs, schedule
 from apps_runtime.jobs.enqueue import enqueue_run
-from apps_runtime.jobs.principals import caller_from_snapshot, job_principal, snapshot
+from apps_runtime.jobs.principals import job_principal
 from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.models import HandlerError, Job, JobRun
 from apps_runtime.records import RecordsScope
 from lowcode_platform.celery import app as celery_app
 from tenants.callers import Caller, caller_for
+from tenants.models import Membership
 from tenants.scoping import access_user
 
 from .conftest import (
@@ -105,10 +106,10 @@ def test_a_caller_snapshot_rebuilds_the_same_caller_in_the_runs_tenant():
         token_id=4,
         read_only=True,
     )
-    data = snapshot(caller)
+    data = caller.to_snapshot()
     assert "tenant_id" not in data and data["roles"] == ["a", "b"]
-    assert caller_from_snapshot(3, data) == caller
-    assert caller_from_snapshot(5, data).tenant_id == 5
+    assert Caller.from_snapshot(3, data) == caller
+    assert Caller.from_snapshot(5, data).tenant_id == 5
 
 
 # --- job rows follow the active version --------------------------------------------------------
@@ -555,3 +556,12 @@ def test_the_in_process_clock_runs_its_other_upkeep_even_when_the_tick_fails(mon
         wait_until(lambda: len(swept) >= 2, "two sweeps")
     finally:
         ticking.stop()
+
+
+def test_a_run_queued_by_a_member_who_left_runs_nothing(chores, sent):
+    run = queue_run(chores, "writer", "POST /jobs/write", {"text": "late"})
+    Membership.objects.for_tenant(chores).filter(user__username="writer").delete()
+    execute.execute_run(run.run_id)
+    run.refresh_from_db()
+    assert (run.status, run.error_code) == ("failed", "caller_gone") and run.error_id.startswith("err_")
+    assert "no longer a member" in HandlerError.objects.for_tenant(chores).get(error_id=run.error_id).trace
