@@ -7,4 +7,10 @@ class AgentsConfig(AppConfig):
     verbose_name = "Tenant agents"
 
     def ready(self) -> None:
-        from agents import checks  # noqa: F401  (registers the settings checks)
+        from agents import (
+            checks,  # noqa: F401  (registers the settings checks)
+            retention,
+        )
+        from core.retention import register_purge
+
+        register_purge(self.name, retention.purge)

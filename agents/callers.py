@@ -7,7 +7,7 @@ from dataclasses import replace
 from agents.exceptions import AgentError, StarterNoLongerARunner
 from agents.models import Agent, AgentRun
 from agents.runners import describe_runners, rule_allows
-from tenants.callers import Caller, caller_for
+from tenants.callers import Caller, caller_now
 from tenants.models import Tenant
 
 
@@ -34,18 +34,17 @@ def service_member(tenant: Tenant, agent: Agent) -> Caller:
 def run_caller(tenant: Tenant, agent: Agent, run: AgentRun) -> Caller:
     """The caller the run's tool calls act as now, tagged with the agent and the run for the audit.
 
-    Every slice reads the starter's membership as it is now and asks the agent's ``runners`` rule
-    again, whoever the run acts as: a role taken away between two slices (an approval can wait for
-    hours) applies to the next call, and a service run ends once its starter may no longer run it.
+    Every slice reads the starter's membership as it is now (``tenants.callers.caller_now``) and
+    asks the agent's ``runners`` rule again, whoever the run acts as: a role taken away between two
+    slices (an approval can wait for hours) applies to the next call, and a service run ends once its
+    starter may no longer run it.
 
     Raises:
         StarterGone: the starter left the tenant, was deactivated or deleted.
         StarterNoLongerARunner: the starter is a member the agent's rule now leaves out.
     """
-    if run.user is None:
-        raise StarterGone()
-    starter = caller_for(tenant, run.user)
-    if not starter.is_member and not starter.is_superuser:
+    starter = caller_now(tenant, {"user_id": run.user_id}) if run.user_id is not None else None
+    if starter is None:
         raise StarterGone()
     if not rule_allows(agent, starter):
         raise StarterNoLongerARunner(agent.name, describe_runners(agent))

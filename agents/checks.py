@@ -16,6 +16,7 @@ BOUNDS = {
     "AGENT_CANCEL_POLL_SECONDS": Bound(float, 0.01),
     "AGENT_EVENTS_POLL_SECONDS": Bound(float, 0.01),
     "AGENT_EVENTS_MAX_SECONDS": Bound(float, 1),
+    "RETENTION_AGENT_RUN_DAYS": Bound(float, 0.01),
 }
 
 

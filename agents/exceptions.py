@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from core.errors import DomainError
 
-class AgentError(Exception):
+
+class AgentError(DomainError):
     """Base of every agents error; its message is safe to show to the caller."""
 
     status = 400

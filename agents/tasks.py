@@ -11,7 +11,7 @@ from agents.runs import sweep
 @shared_task(name=queue.RUN_TASK, ignore_result=True)
 def execute_agent_run(run_id: str) -> None:
     """Run the next slice of a queued run (a no-op for one not queued)."""
-    # Imported on the first run, not when the worker starts: see ``queue._run_in_process``.
+    # Imported on the first run, not when the worker starts: see ``queue._execute``.
     from agents.execution import execute_run
 
     execute_run(run_id)

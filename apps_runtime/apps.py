@@ -9,8 +9,14 @@ class AppsRuntimeConfig(AppConfig):
     verbose_name = "Apps runtime"
 
     def ready(self) -> None:
-        from apps_runtime import checks  # noqa: F401  (registers the system checks of its settings)
+        from apps_runtime import (
+            checks,  # noqa: F401  (registers the system checks of its settings)
+            retention,
+            tasks,  # noqa: F401  (registers run_job, which jobs.queue runs by name)
+        )
+        from core.retention import register_purge
 
+        register_purge(self.name, retention.purge)
         # Configured here, started lazily: only processes that run handlers pay for a zygote.
         options = {"uid_range": settings.SANDBOX_UID_RANGE} if settings.SANDBOX_UID_RANGE else {}
         configure_sandbox(

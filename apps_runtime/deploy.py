@@ -12,7 +12,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.models import JSONField, Max
 from django.utils import timezone
 
-from apps_runtime.bundles import pack_files, unpack_files
+from apps_runtime.bundles import pack_files
 from apps_runtime.dispatch import warm_key
 from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults
 from apps_runtime.manifest.handlers import check_bundle
@@ -21,7 +21,7 @@ from apps_runtime.manifest.schema import UI_VISIBILITY
 from apps_runtime.models import App, AppVersion, Job, Tool
 from apps_runtime.sandbox import get_sandbox
 from apps_runtime.screens import screen_uri
-from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, wire_name
+from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, tenant_wire_name
 from tenants.actions import bump_state_version
 from tenants.models import Tenant
 
@@ -49,12 +49,8 @@ def active_manifests(tenant: Tenant, *, exclude: str | None = None) -> list[tupl
 
 
 def _planned_tools(tenant: Tenant, manifest: dict) -> list[tuple[int, dict, str]]:
-    limit = settings.MCP_WIRE_NAME_LIMIT
     tools = (manifest.get("mcp") or {}).get("tools") or []
-    return [
-        (i, t, wire_name(tenant.mcp_prefix, manifest["name"], t["name"], limit=limit))
-        for i, t in enumerate(tools)
-    ]
+    return [(i, t, tenant_wire_name(tenant, manifest["name"], t["name"])) for i, t in enumerate(tools)]
 
 
 def _name_problems(tenant: Tenant, app_name: str, planned: list[tuple[int, dict, str]]) -> list[Problem]:
@@ -85,11 +81,8 @@ def _name_problems(tenant: Tenant, app_name: str, planned: list[tuple[int, dict,
 
 def prompt_wire_names(tenant: Tenant, app_name: str, manifest: dict) -> list[tuple[int, str]]:
     """(index in ``mcp.prompts``, wire name) of each prompt of a manifest: the tools' wire-name rule."""
-    limit = settings.MCP_WIRE_NAME_LIMIT
     prompts = (manifest.get("mcp") or {}).get("prompts") or []
-    return [
-        (i, wire_name(tenant.mcp_prefix, app_name, p["name"], limit=limit)) for i, p in enumerate(prompts)
-    ]
+    return [(i, tenant_wire_name(tenant, app_name, p["name"])) for i, p in enumerate(prompts)]
 
 
 def _prompt_name_problems(tenant: Tenant, manifest: dict) -> list[Problem]:
@@ -333,7 +326,3 @@ def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
         app.save(update_fields=["active_version", "updated_at"])
         bump_state_version(tenant)
     return app
-
-
-def version_files(version: AppVersion) -> dict[str, bytes]:
-    return unpack_files(bytes(version.bundle))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from core.errors import DomainError
 
-class RuntimeDomainError(Exception):
+
+class RuntimeDomainError(DomainError):
     """Base of the runtime's errors; ``status`` and ``code`` say how HTTP shows it."""
 
     status = 400

@@ -3,8 +3,8 @@
 A ``records_query`` page may hold up to 200 records of up to 256 KiB each: 50 MB loaded by one call.
 Pages are cut at their byte budget before anything large is read (``records.query_records``), and a
 read that still loads more than ``RECORDS_HEAVY_READ_BYTES`` holds one of the tenant's
-``RECORDS_HEAVY_READS_PER_TENANT`` slots: another tenant's reads never wait for them, and one
-tenant's many threads cannot hold many such pages in memory at once.
+``RECORDS_HEAVY_READS_PER_TENANT`` slots (``core.tenant_gate``): another tenant's reads never wait for
+them, and one tenant's many threads cannot hold many such pages in memory at once.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from django.conf import settings
 
 from apps_runtime.exceptions import RuntimeDomainError
+from core.tenant_gate import TenantGate
 
 WAIT_SECONDS = 10.0
 
@@ -33,16 +34,16 @@ class HeavyReadsBusy(RuntimeDomainError):
         )
 
 
-_slots: dict[int, threading.BoundedSemaphore] = {}
-_slots_lock = threading.Lock()
+_gate: TenantGate | None = None
+_gate_lock = threading.Lock()
 
 
-def _semaphore(tenant_id: int, limit: int) -> threading.BoundedSemaphore:
-    with _slots_lock:
-        found = _slots.get(tenant_id)
-        if found is None or found._initial_value != limit:  # the setting changed (tests)
-            found = _slots[tenant_id] = threading.BoundedSemaphore(limit)
-        return found
+def _tenant_gate(limit: int) -> TenantGate:
+    global _gate
+    with _gate_lock:
+        if _gate is None or _gate.limit != limit:  # the setting changed (tests)
+            _gate = TenantGate(limit)
+        return _gate
 
 
 @contextlib.contextmanager
@@ -56,10 +57,7 @@ def heavy_read(tenant_id: int, size_bytes: int) -> Iterator[None]:
         yield
         return
     limit = settings.RECORDS_HEAVY_READS_PER_TENANT
-    slots = _semaphore(tenant_id, limit)
-    if not slots.acquire(timeout=WAIT_SECONDS):
-        raise HeavyReadsBusy(limit)
-    try:
+    with _tenant_gate(limit).slot(tenant_id, WAIT_SECONDS) as entered:
+        if not entered:
+            raise HeavyReadsBusy(limit)
         yield
-    finally:
-        slots.release()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 RESERVED_SCHEMES = frozenset(
     {
@@ -121,11 +121,3 @@ class UriPattern:
                     return None
                 found[name] = value
         return found
-
-    def expand(self, values: dict[str, str]) -> str:
-        """The URI of this pattern with ``values`` (each percent-encoded into its segment)."""
-        parts = [
-            seg if name is None else quote(values[name], safe="")
-            for seg, name in zip(self.segments, self.names, strict=True)
-        ]
-        return app_uri(self.app_name, "/".join(parts), self.scheme)

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from apps_runtime.models import HandlerError, JobRun
 from core.retention import cutoff, keep_newest
+from tenants.models import Tenant
 
 FINISHED = (JobRun.Status.SUCCEEDED, JobRun.Status.FAILED, JobRun.Status.TIMED_OUT)
 
@@ -25,14 +26,15 @@ def record_handler_error(**fields) -> HandlerError:
     return error
 
 
-def purge(tenant_ids: list[int], now: datetime | None = None) -> dict[str, int]:
-    """Delete error records and finished runs past their retention or over their tenant's cap."""
+def purge(now: datetime) -> dict[str, int]:
+    """Delete error records and finished runs past their retention or over their tenant's cap
+    (registered with ``core.retention`` in ``AppsRuntimeConfig.ready``)."""
     errors, _ = HandlerError.all_tenants.filter(
         created_at__lt=cutoff(settings.RETENTION_ERROR_DAYS, now)
     ).delete()
     old_runs = JobRun.all_tenants.filter(status__in=FINISHED)
     runs, _ = old_runs.filter(finished_at__lt=cutoff(settings.RETENTION_JOB_RUN_DAYS, now)).delete()
-    for tenant_id in tenant_ids:
+    for tenant_id in Tenant.objects.values_list("pk", flat=True):
         errors += keep_newest(
             HandlerError.objects.for_tenant(tenant_id), settings.RETENTION_ERRORS_PER_TENANT
         )

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from celery import shared_task
 from celery.signals import worker_process_shutdown
 
-from apps_runtime.jobs import execute, runs, schedule
+from apps_runtime.jobs import execute, queue, runs, schedule
 from apps_runtime.sandbox import get_sandbox
 
 
@@ -20,7 +20,7 @@ def _moment(at: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@shared_task(name="apps_runtime.run_job", ignore_result=True)
+@shared_task(name=queue.RUN_TASK, ignore_result=True)
 def run_job(run_id: str) -> None:
     """Run the next attempt of a queued run (a no-op for a run already started or finished)."""
     execute.execute_run(run_id)

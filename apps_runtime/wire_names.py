@@ -8,6 +8,12 @@ stable across deploys, so two long names sharing a start still differ.
 """
 
 import hashlib
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+if TYPE_CHECKING:
+    from tenants.models import Tenant
 
 BUILTIN_TOOLS = (
     "collections_list",
@@ -31,6 +37,12 @@ def wire_name(prefix: str, app: str, tool: str, *, limit: int) -> str:
         ValueError: ``limit`` is below ``MIN_LIMIT``.
     """
     return fit_to_limit(f"{prefix}_{app}_{tool}", limit=limit)
+
+
+def tenant_wire_name(tenant: "Tenant", app: str, name: str) -> str:
+    """The wire name of ``name`` (a tool, prompt or resource) of ``app`` in ``tenant``, under the
+    platform's limit (``MCP_WIRE_NAME_LIMIT``)."""
+    return wire_name(tenant.mcp_prefix, app, name, limit=settings.MCP_WIRE_NAME_LIMIT)
 
 
 def builtin_wire_name(prefix: str, builtin: str, *, limit: int) -> str:

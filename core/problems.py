@@ -5,9 +5,9 @@ Every body has ``type``, ``title``, ``status``, ``detail`` and ``code``, plus me
 admin reads a failed handler run), ``problems``/``warnings`` (a refused deploy, 422) and ``errors``
 (a request body's invalid fields, field -> messages).
 
-A domain error renders itself: it carries ``status`` and ``code``, and may add members of its own
-(``problem_members()``) or an ``allowed`` list of methods (405). So this module knows no domain
-package, and every package below ``lowcode_platform`` can answer with it.
+A domain error (``core.errors.DomainError``) renders itself: it carries ``status`` and ``code``, and
+may add members of its own (``problem_members()``) or an ``allowed`` list of methods (405). So this
+module knows no domain package, and every package below ``lowcode_platform`` can answer with it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.http import JsonResponse
 
 from core.challenges import bearer_challenge
 from core.error_ids import error_id_note
+from core.errors import DomainError
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -49,12 +50,11 @@ def server_error_response(error_id: str) -> JsonResponse:
     return problem_response(body, headers={"X-Error-Id": error_id})
 
 
-def error_response(exc: Exception) -> JsonResponse:
+def error_response(exc: DomainError) -> JsonResponse:
     """A domain error as a problem response: status, code and extra members come from the exception."""
     allowed = getattr(exc, "allowed", None)
     headers = {"Allow": ", ".join(allowed)} if allowed else None
-    members_of = getattr(exc, "problem_members", None)
-    members = members_of() if members_of is not None else {}
+    members = dict(exc.problem_members())
     detail = members.pop("detail", None) or str(exc)
     return problem_response(problem(exc.status, exc.code, detail, **members), headers=headers)
 

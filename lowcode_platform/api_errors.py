@@ -1,10 +1,11 @@
 """One error shape for every HTTP surface: RFC 9457 problem details, ``application/problem+json``.
 
 Views raise; they never build an error body. The DRF exception handler below renders domain errors
-from the exception itself (its ``status`` and ``code``), DRF's own errors (authentication,
-validation, parsing) from theirs, and anything else as a 500 whose only detail is an error id: the
-exception is logged under that id and never reaches the caller. Plain Django views (the apps'
-front-end path) answer with ``error_response`` and ``problem_response``, so both paths agree.
+(``core.errors.DomainError``) from the exception itself (its ``status`` and ``code``), DRF's own
+errors (authentication, validation, parsing) from theirs, and anything else as a 500 whose only
+detail is an error id: the exception is logged under that id and never reaches the caller. Plain
+Django views (the apps' front-end path) answer with ``error_response`` and ``problem_response``, so
+both paths agree.
 
 Every body has ``type``, ``title``, ``status``, ``detail`` and ``code``, plus members of its own:
 ``errorId`` (500s and handler failures; also the ``X-Error-Id`` header), ``instance`` (where a tenant
@@ -21,23 +22,22 @@ from typing import Any
 from django.http import JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
-from agents.exceptions import AgentError
-from apps_runtime.exceptions import RuntimeDomainError
-from apps_runtime.manifest import DeployRejected
 from core.error_ids import new_error_id
+from core.errors import DomainError
 from core.problems import error_response, phrase, problem, problem_response, server_error_response
-from tenants.exceptions import TenantError
 
 logger = logging.getLogger("lowcode_platform.api")
 
-DOMAIN_ERRORS = (TenantError, RuntimeDomainError, DeployRejected, AgentError)
 _MAX_DETAIL = 500
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
     """DRF's ``EXCEPTION_HANDLER``: every error an API view raises, as a problem response."""
-    if isinstance(exc, DOMAIN_ERRORS):
+    if isinstance(exc, DomainError):
+        # As DRF's own handler does for its errors: an atomic request's writes are undone.
+        set_rollback()
         return error_response(exc)
     response = drf_exception_handler(exc, context)
     if response is not None:

@@ -22,7 +22,7 @@ from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
 from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
 from core.logs import trace_id, trace_id_from  # noqa: E402
 from lowcode_platform.metrics import register_process_gauges, sample_forever  # noqa: E402
-from mcp_gateway.tasks import purge_if_due  # noqa: E402
+from lowcode_platform.tasks import purge_if_due  # noqa: E402
 from mcp_gateway.tasks import sweep as sweep_tool_tasks  # noqa: E402
 from mcp_gateway.transport.app import Gateway  # noqa: E402  (needs Django set up)
 

@@ -287,9 +287,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JOBS_DISPATCH_EVERY_SECONDS or 60.0,
         "options": {"expires": 240},
     },
-    # Error records, job runs, audit rows and unused OAuth clients past their retention or caps.
+    # Every app's expired rows (core.retention's registry): error records, job runs, audit rows,
+    # agent runs, unused OAuth clients.
     "purge-expired": {
-        "task": "mcp_gateway.purge_expired",
+        "task": "lowcode_platform.purge_expired",
         "schedule": 3600.0,
         "options": {"expires": 3000},
     },
@@ -593,3 +594,8 @@ SCREENS_ORIGIN = (os.environ.get("SCREENS_ORIGIN") or "").rstrip("/")
 SCREENS_GRANT_SECONDS = _env_int("SCREENS_GRANT_SECONDS", 600)
 # First: on the SCREENS_ORIGIN host nothing but screens' documents and the SDK is answered.
 MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
+
+# --- infra ---
+# Agent runs: a finished run (completed, failed, cancelled) and its steps are deleted this many days
+# after it ended (manage.py purge_expired; beat runs it hourly, the in-process clock with no broker).
+RETENTION_AGENT_RUN_DAYS = _env_float("RETENTION_AGENT_RUN_DAYS", 30.0)

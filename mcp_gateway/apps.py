@@ -6,4 +6,10 @@ class McpGatewayConfig(AppConfig):
     verbose_name = "MCP gateway"
 
     def ready(self) -> None:
-        from mcp_gateway import checks  # noqa: F401  (registers the system checks of its settings)
+        from core.retention import register_purge
+        from mcp_gateway import (
+            checks,  # noqa: F401  (registers the system checks of its settings)
+            retention,
+        )
+
+        register_purge(self.name, retention.purge)

@@ -1,21 +1,16 @@
-"""Celery tasks of the gateway: the run of an MCP task, the upkeep of MCP tasks, and the platform's purge."""
+"""Celery tasks of the gateway: the run of an MCP task and the upkeep of MCP tasks."""
 
 from __future__ import annotations
 
 import logging
-import time
 
 from celery import shared_task
 
 from mcp_gateway.mcp_tasks import queue as task_queue
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.runs import audit_lost, execute_task
-from mcp_gateway.retention import purge_expired as purge_expired_rows
 
 logger = logging.getLogger("mcp_gateway.tasks")
-
-PURGE_EVERY_S = 3600.0
-_last_purge: float | None = None
 
 
 @shared_task(name=task_queue.RUN_TASK, ignore_result=True)
@@ -37,21 +32,3 @@ def sweep() -> dict:
         audit_lost(task)
     task_queue.send_on_commit(swept.resend)
     return {"resent": len(swept.resend), "lost": len(swept.lost), "purged": swept.purged}
-
-
-@shared_task(name="mcp_gateway.purge_expired", ignore_result=True)
-def purge_expired() -> dict:
-    """Beat's entry, every hour: see ``mcp_gateway.retention.purge_expired``."""
-    purged = purge_expired_rows()
-    logger.info("Purged expired rows: %s", purged)
-    return purged
-
-
-def purge_if_due() -> dict | None:
-    """For the in-process clock (no broker, no beat), which ticks every minute: purge once an hour."""
-    global _last_purge
-    now = time.monotonic()
-    if _last_purge is not None and now - _last_purge < PURGE_EVERY_S:
-        return None
-    _last_purge = now
-    return purge_expired()

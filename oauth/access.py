@@ -5,21 +5,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import uuid
-from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
 from oauth.models import Connection
 from tenants.callers import Caller, caller_for_grant
 from tenants.exceptions import InvalidToken
-from tenants.lookups import PreparedLookup, attnames, instance
+from tenants.lookups import PreparedLookup, attnames, caller_user_fields, instance
 from tenants.models import Tenant
+from tenants.tokens import touch_last_used
 
 MCP_SCOPE = "mcp"
-# Only write last_used_at this often: a write per request would serialise hot paths on one row.
-LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
 def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | None]:
@@ -47,7 +44,7 @@ def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | Non
     if found is None or found["user_id"] != token.user_id:
         raise InvalidToken("no active connection")
     connection = instance(Connection, found)
-    _touch(connection)
+    touch_last_used(connection)
     caller = caller_for_grant(
         tenant,
         token.user,
@@ -63,11 +60,12 @@ def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | Non
 def _access_token_lookup() -> PreparedLookup:
     # Every request of an OAuth client asks: compiled once per thread, not per request (1.4 ms of
     # CPU as a queryset, issue 11).
-    user_fields = sorted({"id", "is_active", "is_superuser", get_user_model().USERNAME_FIELD})
     model = get_access_token_model()
     return PreparedLookup(
         lambda checksum: model.objects.filter(token_checksum=checksum),
-        attnames(model) + [f"user__{name}" for name in user_fields] + ["refresh_token__token_family"],
+        attnames(model)
+        + [f"user__{name}" for name in caller_user_fields()]
+        + ["refresh_token__token_family"],
     )
 
 
@@ -80,9 +78,3 @@ def _connection_lookup() -> PreparedLookup:
         attnames(Connection) + ["application__client_id"],
         key_types=(int, uuid.UUID),
     )
-
-
-def _touch(connection: Connection) -> None:
-    now = timezone.now()
-    if connection.last_used_at is None or now - connection.last_used_at > LAST_USED_RESOLUTION:
-        Connection.all_tenants.filter(pk=connection.pk).update(last_used_at=now)

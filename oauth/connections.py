@@ -19,6 +19,20 @@ REASON_REFRESH_REPLAY = "refresh token replayed"
 REASON_CODE_REPLAY = "authorization code replayed"
 
 
+def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool] | None:
+    """The user and read-only flag of the tenant's connection ``grant_id``, None when it is revoked
+    or gone (``tenants.callers.caller_now`` asks, registered in ``OAuthConfig.ready``)."""
+    connection = (
+        Connection.objects.for_tenant(tenant)
+        .select_related("user")
+        .filter(pk=grant_id, revoked_at__isnull=True)
+        .first()
+    )
+    if connection is None or not connection.user.is_active:
+        return None
+    return connection.user, connection.read_only
+
+
 def visible_connections(tenant: Tenant, user: AbstractBaseUser) -> QuerySet[Connection]:
     """The tenant's connections ``user`` may see: all for tenant admins and superusers, else their own."""
     rows = Connection.objects.for_tenant(tenant).select_related("user", "application")

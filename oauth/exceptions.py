@@ -1,9 +1,9 @@
 """Errors of the authorization server's domain; views and the API translate them."""
 
-from tenants.exceptions import TenantError
+from core.errors import DomainError
 
 
-class OAuthError(TenantError):
+class OAuthError(DomainError):
     """Base of the OAuth-domain errors; the message is safe to show."""
 
     code = "oauth_error"

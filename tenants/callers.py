@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
+from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from core.caches import BoundedCache
@@ -14,7 +16,7 @@ from tenants.authority import standing
 from tenants.exceptions import InvalidToken
 from tenants.lookups import token_with_user
 from tenants.models import ApiToken, Tenant
-from tenants.tokens import check_token, parse_token
+from tenants.tokens import check_token, check_token_usable, parse_token
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,20 @@ class Caller:
         if not self.is_authenticated:
             return None
         return {"username": self.username, "roles": sorted(self.roles), "superuser": self.is_superuser}
+
+    def to_snapshot(self) -> dict[str, Any]:
+        """The caller as JSON, without its tenant: what a stored job run or task acts as (the row's
+        own tenant is the only one it may act in)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("tenant_id", "roles")}
+        data["roles"] = sorted(self.roles)
+        return data
+
+    @classmethod
+    def from_snapshot(cls, tenant_id: int, data: dict[str, Any]) -> Caller:
+        """The caller ``to_snapshot`` stored, in ``tenant_id`` (keys it does not know are ignored)."""
+        known = {f.name for f in fields(cls)} - {"tenant_id", "roles"}
+        values = {name: value for name, value in data.items() if name in known}
+        return cls(tenant_id=tenant_id, roles=frozenset(data.get("roles") or ()), **values)
 
 
 def anonymous_caller(tenant: Tenant) -> Caller:
@@ -192,3 +208,63 @@ def caller_for_grant(
         caller = replace(caller, read_only=read_only, oauth_grant_id=grant_id, oauth_client_id=client_id)
         callers.put(key, stamp, caller)
     return caller
+
+
+# The OAuth connection a grant id names in a tenant, as its user and whether it is read-only, or None
+# when it is revoked or gone. The authorization server (``oauth``, above this package) registers it
+# in its ``AppConfig.ready``.
+GrantLookup = Callable[[Tenant, int], tuple[AbstractBaseUser, bool] | None]
+_grant_lookup: GrantLookup | None = None
+
+
+def register_grant_lookup(lookup: GrantLookup) -> None:
+    global _grant_lookup
+    _grant_lookup = lookup
+
+
+def caller_now(tenant: Tenant, snapshot: dict[str, Any]) -> Caller | None:
+    """A stored caller (``Caller.to_snapshot``) with their rights now; None when they no longer hold.
+
+    Background work (a job run, an MCP task, an agent run's next slice) may start minutes or hours
+    after whoever queued it: it acts with that person's membership and roles as they are now, and
+    not at all once they left the tenant or their credential is gone. The credential is checked by
+    the rules of a live request: a token by ``tokens.check_token_usable`` (revoked, expired, inactive
+    user), an OAuth grant by its connection and ``caller_for_grant``, a session's user by being
+    active. A service principal (an app job's, an agent's) and an anonymous caller hold no rights a
+    person could lose: they come back as stored. Agent tags (``agent_name``, ``agent_run_id``) stay.
+
+    Raises:
+        TypeError, ValueError: the snapshot is not one ``to_snapshot`` wrote.
+    """
+    stored = Caller.from_snapshot(tenant.pk, snapshot)
+    if stored.is_service or not stored.is_authenticated:
+        return stored
+    try:
+        caller = _caller_of_credential(tenant, stored)
+    except InvalidToken:
+        return None
+    if caller is None or not (caller.is_member or caller.is_superuser):
+        return None
+    return replace(caller, agent_name=stored.agent_name, agent_run_id=stored.agent_run_id)
+
+
+def _caller_of_credential(tenant: Tenant, stored: Caller) -> Caller | None:
+    if stored.token_id is not None:
+        token = ApiToken.objects.for_tenant(tenant).select_related("user").filter(pk=stored.token_id).first()
+        if token is None:
+            return None
+        return caller_for(tenant, check_token_usable(token).user, token)
+    if stored.oauth_grant_id is not None:
+        grant = _grant_lookup(tenant, stored.oauth_grant_id) if _grant_lookup is not None else None
+        if grant is None:
+            return None
+        user, read_only = grant
+        return caller_for_grant(
+            tenant,
+            user,
+            grant_id=stored.oauth_grant_id,
+            client_id=stored.oauth_client_id or "",
+            read_only=read_only,
+        )
+    user = get_user_model().objects.filter(pk=stored.user_id, is_active=True).first()
+    return caller_for(tenant, user) if user is not None else None

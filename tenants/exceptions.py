@@ -1,7 +1,9 @@
 """Errors raised by tenant actions; the edges (commands, API) translate them."""
 
+from core.errors import DomainError
 
-class TenantError(Exception):
+
+class TenantError(DomainError):
     """Base of every tenant-domain error; its message is safe to show to the caller.
 
     ``status`` and ``code`` say how HTTP shows it (core/problems.py renders them).

@@ -157,7 +157,7 @@ def tenant_by_slug(slug: str) -> Tenant | None:
     return instance(Tenant, row) if row is not None else None
 
 
-def _user_fields() -> list[str]:
+def caller_user_fields() -> list[str]:
     """What a caller is made of: the user's id, username, ``is_active`` and ``is_superuser``."""
     return sorted({"id", "is_active", "is_superuser", get_user_model().USERNAME_FIELD})
 
@@ -166,7 +166,7 @@ def _user_fields() -> list[str]:
 def _token_lookup() -> PreparedLookup:
     return PreparedLookup(
         lambda key_id: ApiToken.all_tenants.filter(key_id=key_id),
-        attnames(ApiToken) + [f"user__{name}" for name in _user_fields()],
+        attnames(ApiToken) + [f"user__{name}" for name in caller_user_fields()],
     )
 
 
@@ -180,7 +180,7 @@ def _tenant_token_lookup() -> PreparedLookup:
         ),
         attnames(Tenant)
         + [f"token__{name}" for name in attnames(ApiToken)]
-        + [f"token__user__{name}" for name in _user_fields()],
+        + [f"token__user__{name}" for name in caller_user_fields()],
         key_types=(str, str),
     )
 

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import models
 from django.utils import timezone
 
 from tenants.exceptions import InvalidToken
@@ -82,14 +83,33 @@ def check_token(token: ApiToken | None, secret: str) -> ApiToken:
     expected = token.secret_hash if token else hash_secret(secrets.token_urlsafe(32))
     if not hmac.compare_digest(expected, hash_secret(secret)) or token is None:
         raise InvalidToken("unknown")
+    check_token_usable(token)
+    touch_last_used(token)
+    return token
+
+
+def check_token_usable(token: ApiToken) -> ApiToken:
+    """``token`` if it may be used now: not revoked, not expired, its user active (with its user loaded).
+
+    ``check_token`` asks this after the secret; a stored caller re-derived later
+    (``tenants.callers.caller_now``) asks it of the token it came with.
+
+    Raises:
+        InvalidToken: revoked, expired, or its user is inactive.
+    """
     if token.revoked_at is not None:
         raise InvalidToken("revoked")
-    now = timezone.now()
-    if token.expires_at is not None and token.expires_at <= now:
+    if token.expires_at is not None and token.expires_at <= timezone.now():
         raise InvalidToken("expired")
     if not token.user.is_active:
         raise InvalidToken("inactive user")
-    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
-        ApiToken.all_tenants.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now
     return token
+
+
+def touch_last_used(row: models.Model) -> None:
+    """Record that a credential row (an API token, an OAuth connection) was used now, writing its
+    ``last_used_at`` at most once a ``LAST_USED_RESOLUTION``."""
+    now = timezone.now()
+    if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
+        type(row)._base_manager.filter(pk=row.pk).update(last_used_at=now)
+        row.last_used_at = now

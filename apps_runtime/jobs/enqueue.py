@@ -26,7 +26,6 @@ from apps_runtime.jobs.exceptions import (
     JobRouteNotFound,
     JobRouteNotInternal,
 )
-from apps_runtime.jobs.principals import snapshot
 from apps_runtime.models import JobRun
 from apps_runtime.records import RecordsScope
 
@@ -99,8 +98,9 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any, origin: str | No
     ``origin`` names the tree of runs the handler call queuing this one belongs to: inside a run,
     its parent's; from a request, the first run that request's handler queued (None: this one).
 
-    The caller is snapshotted on the run: the run acts with exactly the rights the handler had
-    (roles, superuser flag, read-only token). The caller sends the task once the row is committed.
+    The caller is snapshotted on the run; each attempt acts as that caller with their rights at
+    that moment (``tenants.callers.caller_now``): a member who left, or a revoked token, runs
+    nothing. The caller sends the task once the row is committed.
 
     Raises:
         JobRouteNotFound: the app has no such route.
@@ -130,7 +130,7 @@ def enqueue_run(scope: RecordsScope, route_key: Any, body: Any, origin: str | No
         version_number=scope.compiled.number,
         job="",
         route_key=route.key,
-        caller=snapshot(scope.caller),
+        caller=scope.caller.to_snapshot(),
         body=body,
         depth=depth,
     )

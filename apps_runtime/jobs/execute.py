@@ -8,9 +8,9 @@ from apps_runtime.dispatch import LoadedApp, RouteResult, effective_timeout_ms, 
 from apps_runtime.exceptions import AppNotFound, RequestTooLarge
 from apps_runtime.jobs import runs
 from apps_runtime.jobs.enqueue import executing
-from apps_runtime.jobs.principals import caller_from_snapshot
 from apps_runtime.models import JobRun
 from apps_runtime.routes import Route
+from tenants.callers import caller_now
 
 logger = logging.getLogger("apps_runtime.jobs")
 
@@ -19,6 +19,11 @@ logger = logging.getLogger("apps_runtime.jobs")
 # can name hosts, paths or internals, and the error record is shown to the tenant's admins.
 PLATFORM_ERROR = "platform_error"
 PLATFORM_DETAIL = "The platform failed while running this attempt; its log has the details under the run id"
+CALLER_GONE = "caller_gone"
+CALLER_GONE_DETAIL = (
+    "Nothing ran: the member who queued this run is no longer a member of the workspace, or the "
+    "credential they queued it with was revoked or has expired"
+)
 
 
 class RunTargetGone(Exception):
@@ -58,7 +63,8 @@ def _target(run: JobRun) -> tuple[LoadedApp, Route]:
 def execute_run(run_id: str) -> JobRun | None:
     """Run the next attempt of a queued run; a run in any other state is left alone (a duplicate task).
 
-    Runs the app's active version, as the caller snapshotted on the run, with ``internal=True``. A
+    Runs the app's active version, as the caller snapshotted on the run with their rights now
+    (``tenants.callers.caller_now``), with ``internal=True``. A
     failure of the platform itself (not of the handler) ends the run ``failed`` with an error id: a
     run is never left queued or running by an exception, where the reaper would run it again.
     """
@@ -88,7 +94,9 @@ def execute_run(run_id: str) -> JobRun | None:
 def _attempt(run: JobRun, loaded: LoadedApp, route: Route) -> runs.Outcome:
     """Run the claimed attempt; what went wrong in the platform is logged and becomes the outcome."""
     try:
-        caller = caller_from_snapshot(run.tenant_id, run.caller)
+        caller = caller_now(run.tenant, run.caller)
+        if caller is None:
+            return runs.Outcome(result_status=None, error_code=CALLER_GONE, detail=CALLER_GONE_DETAIL)
         with executing(run):
             return outcome_of(run_route(loaded, route, caller, body=run.body, internal=True))
     except RequestTooLarge as err:

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps_runtime.jobs.enqueue import new_run_id
-from apps_runtime.jobs.principals import job_principal, snapshot
+from apps_runtime.jobs.principals import job_principal
 from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.manifest.cron import CronSchedule, parse_cron
 from apps_runtime.models import Job, JobRun
@@ -86,7 +86,7 @@ def dispatch_due_jobs(now: datetime | None = None) -> list[str]:
             version_number=job.version.number,
             job=job.name,
             route_key=job.route_key,
-            caller=snapshot(job_principal(job.tenant_id, job.app.name, job.name, job.run_as)),
+            caller=job_principal(job.tenant_id, job.app.name, job.name, job.run_as).to_snapshot(),
             body={},
             scheduled_for=minute,
             enqueued_at=timezone.now(),

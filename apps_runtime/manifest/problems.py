@@ -11,6 +11,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from core.errors import DomainError
+
 ROOT = "/"
 
 
@@ -63,7 +65,7 @@ def ordered(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(set(problems), key=sort_key)
 
 
-class DeployRejected(Exception):
+class DeployRejected(DomainError):
     """A bundle that cannot be deployed; ``problems`` lists every reason (never just the first)."""
 
     status, code = 422, "deploy_rejected"

@@ -11,13 +11,13 @@ Anything unusual (a file outside its bundle, too big, not compilable, another in
 gets no cached code: the child then compiles the source itself, and reports its errors as before.
 """
 
-import collections
 import functools
 import hashlib
 import marshal
 import os
 import stat
-import threading
+
+from core.caches import BoundedCache
 
 # Deploy refuses handler files above this size (manifest checks); larger ones are compiled by the child.
 MAX_SOURCE_BYTES = 256 * 1024
@@ -28,9 +28,7 @@ class BytecodeCache:
     """Marshalled code objects of handler files, least recently used dropped past ``max_entries``."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES):
-        self._max = max_entries
-        self._entries: collections.OrderedDict[tuple, bytes] = collections.OrderedDict()
-        self._lock = threading.Lock()
+        self._entries: BoundedCache[tuple, bytes] = BoundedCache(max_entries)
 
     def get(self, bundle_dir: str, handler: str) -> bytes | None:
         """The marshalled code of ``handler`` (relative to ``bundle_dir``), or None when the child should
@@ -43,19 +41,11 @@ class BytecodeCache:
         if source is None:
             return None
         key = (path, hashlib.blake2b(source, digest_size=16).digest())
-        with self._lock:
-            code = self._entries.get(key)
-            if code is not None:
-                self._entries.move_to_end(key)
-                return code
+        code = self._entries.get(key)
+        if code is not None:
+            return code
         code = _compile(source, path)
-        if code is None:
-            return None
-        with self._lock:
-            self._entries[key] = code
-            while len(self._entries) > self._max:
-                self._entries.popitem(last=False)
-        return code
+        return None if code is None else self._entries.put(key, code)
 
 
 @functools.lru_cache(maxsize=4096)

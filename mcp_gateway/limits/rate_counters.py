@@ -1,5 +1,5 @@
 """Window counters shared by every server process: Redis when ``RATE_LIMIT_REDIS_URL`` is set, else the
-database.
+database (``SharedCounters``, a backend of ``core.rate_limits``).
 
 ``hit(key, ttl)`` adds one call to the window named ``key`` and returns the window's count with it,
 in one atomic round trip (Redis ``MULTI INCR EXPIRE EXEC``; the database's ``INSERT ... ON
@@ -138,3 +138,13 @@ def current(key: str) -> int:
         return int(value or 0)
     row = RateLimitCounter.objects.filter(window_key=key).values_list("count", flat=True).first()
     return row or 0
+
+
+class SharedCounters:
+    """This module as a ``core.rate_limits.Counters`` backend."""
+
+    def hit(self, key: str, ttl: int, now: float) -> int | None:
+        return hit(key, ttl, now)
+
+    def current(self, key: str) -> int:
+        return current(key)

@@ -1,21 +1,21 @@
 """Tool rate limits: the tool's ``rateLimit``, else the tenant's ``toolRateLimit``, counted in fixed windows.
 
-A window is a period (1 s, 60 s, 3600 s) aligned on the Unix epoch; each call adds one to its
-window's count (``rate_counters``), and a call that makes the count pass ``calls`` is refused with
-the seconds left in the window. Fixed windows cost one atomic round trip per call; the price is
-that a caller may fit up to twice ``calls`` across a window boundary.
+The windows are the platform's fixed-window limiter's (``core.rate_limits``: a period of 1 s, 60 s
+or 3600 s aligned on the Unix epoch, one atomic round trip per call), its counts in Redis or the
+database (``rate_counters``); a call that makes the count pass ``calls`` is refused with the seconds
+left in the window.
 
 A tool with no limit costs nothing here: no query and no Redis round trip.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from typing import TYPE_CHECKING
 
 import mcp.types as types
 
+from core.rate_limits import FixedWindowLimiter
 from mcp_gateway.limits import rate_counters
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # the limits layer reads a catalog entry's fields; it imports
 clock = time.time
 # The start of every counter key; test runs sharing one Redis each take a prefix of their own.
 KEY_PREFIX = "rl"
+
+_limiter = FixedWindowLimiter(rate_counters.SharedCounters())
 
 
 def applicable_limit(tenant: Tenant, entry: CatalogEntry) -> RateLimit | None:
@@ -54,8 +56,8 @@ def _refusal(entry: CatalogEntry, limit: RateLimit, retry_after: int) -> types.C
     )
 
 
-def _window_key(tenant: Tenant, caller: Caller, entry: CatalogEntry, limit: RateLimit, start: int) -> str:
-    return f"{KEY_PREFIX}:{tenant.pk}:{entry.wire_name}:{_who(limit, caller)}:{start}"
+def _key(tenant: Tenant, caller: Caller, entry: CatalogEntry, limit: RateLimit) -> str:
+    return f"{KEY_PREFIX}:{tenant.pk}:{entry.wire_name}:{_who(limit, caller)}"
 
 
 def at_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> bool:
@@ -64,8 +66,8 @@ def at_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> bool:
     limit = applicable_limit(tenant, entry)
     if limit is None:
         return False
-    start = int(clock() // limit.window_seconds) * limit.window_seconds
-    return rate_counters.current(_window_key(tenant, caller, entry, limit, start)) >= limit.calls
+    key = _key(tenant, caller, entry, limit)
+    return _limiter.check(key, limit.calls, limit.window_seconds, now=clock()) is not None
 
 
 def enforce_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> types.CallToolResult | None:
@@ -73,12 +75,6 @@ def enforce_rate_limit(tenant: Tenant, caller: Caller, entry: CatalogEntry) -> t
     limit = applicable_limit(tenant, entry)
     if limit is None:
         return None
-    now = clock()
-    window = limit.window_seconds
-    start = int(now // window) * window
-    key = _window_key(tenant, caller, entry, limit, start)
-    # A second past the window's end: servers' clocks differ a little.
-    count = rate_counters.hit(key, ttl=start + window - int(now) + 1, now=now)
-    if count is None or count <= limit.calls:
-        return None
-    return _refusal(entry, limit, retry_after=max(1, math.ceil(start + window - now)))
+    key = _key(tenant, caller, entry, limit)
+    over = _limiter.hit(key, limit.calls, limit.window_seconds, now=clock())
+    return None if over is None else _refusal(entry, limit, retry_after=over.retry_after)

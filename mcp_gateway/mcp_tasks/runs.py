@@ -2,7 +2,7 @@
 
 The run goes through ``tool_calls.call_tool`` like any call (the same checks, result mapping and
 one audit row with the real outcome), with the longer time limit of a task. It acts as its creator
-as of when it starts (``task_callers.py``): rights read afresh, nothing run once the credential is
+as of when it starts (``tenants.callers.caller_now``): rights read afresh, nothing run once the credential is
 revoked.
 """
 
@@ -18,7 +18,7 @@ from apps_runtime.dispatch import effective_timeout_ms, load_app
 from apps_runtime.exceptions import RuntimeDomainError
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.mcp_tasks import store as task_store
-from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE, caller_now
+from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE
 from mcp_gateway.mcp_tasks.progress import TaskStatusEvents
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tools import calls as tool_calls
@@ -28,7 +28,7 @@ from mcp_gateway.tools.call_events import bound_events
 from mcp_gateway.tools.confirmation import CONFIRMED_AT_CREATION
 from mcp_gateway.tools.links import call_origin
 from mcp_gateway.tools.results import error_result
-from tenants.callers import Caller
+from tenants.callers import Caller, caller_now
 
 logger = logging.getLogger("mcp_gateway.mcp_tasks.runs")
 
@@ -47,7 +47,7 @@ def execute_task(task_id: str) -> ToolTask | None:
         # Bounded waiting: a task its tenant's share could not start in time is refused, not run late.
         if task_store.fail_unstarted(task, NOT_STARTED.format(seconds=settings.TASK_QUEUE_SECONDS)):
             record_call(
-                task_store.caller_from_snapshot(task.tenant_id, task.caller),
+                Caller.from_snapshot(task.tenant_id, task.caller),
                 task.wire_name,
                 task.arguments,
                 outcome=ToolCallAudit.Outcome.RATE_LIMITED,
@@ -57,7 +57,7 @@ def execute_task(task_id: str) -> ToolTask | None:
     if not task_store.claim(task, _timeout_ms(task)):
         logger.info("Task %s was started, cancelled or purged by someone else", task_id)
         return task
-    outcome, by_platform = _run(task, task_store.caller_from_snapshot(task.tenant_id, task.caller))
+    outcome, by_platform = _run(task, Caller.from_snapshot(task.tenant_id, task.caller))
     if isinstance(outcome, Asked):
         outcome = _park(task, outcome)
         if outcome is None:
@@ -104,7 +104,7 @@ def _timeout_ms(task: ToolTask) -> int:
 def _run(task: ToolTask, created_by: Caller) -> tuple[types.CallToolResult | Asked, bool]:
     """The run's outcome (its result, or the questions its handler asks), and whether the platform
     (not the tool) failed it."""
-    caller = caller_now(task.tenant, created_by)
+    caller = caller_now(task.tenant, task.caller)
     if caller is None:
         record_call(
             created_by, task.wire_name, task.arguments, outcome=ToolCallAudit.Outcome.DENIED, duration_ms=0
@@ -151,7 +151,7 @@ def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int, bool]:
 def audit_lost(task: ToolTask) -> None:
     """The audit row of a run lost with its process (``task_store.fail_lost`` has ended the task)."""
     logger.warning("Task %s: its run was lost with its process", task.task_id)
-    created_by = task_store.caller_from_snapshot(task.tenant_id, task.caller)
+    created_by = Caller.from_snapshot(task.tenant_id, task.caller)
     record_call(
         created_by,
         task.wire_name,

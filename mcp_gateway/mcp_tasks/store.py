@@ -12,9 +12,8 @@ even of the same tenant, gets "not found", as for an unknown or expired id.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -40,19 +39,6 @@ class Swept:
     resend: list[str] = field(default_factory=list)  # queued too long: send their runs again
     lost: list[ToolTask] = field(default_factory=list)  # running past their deadline: now failed
     purged: int = 0  # past their TTL: deleted
-
-
-def caller_snapshot(caller: Caller) -> dict[str, Any]:
-    data = {f.name: getattr(caller, f.name) for f in fields(Caller) if f.name != "tenant_id"}
-    data["roles"] = sorted(caller.roles)
-    return data
-
-
-def caller_from_snapshot(tenant_id: int, data: dict[str, Any]) -> Caller:
-    """The caller a task was created by, in the task's own tenant."""
-    known = {f.name for f in fields(Caller)} - {"tenant_id", "roles"}
-    values = {name: value for name, value in data.items() if name in known}
-    return Caller(tenant_id=tenant_id, roles=frozenset(data.get("roles") or ()), **values)
 
 
 def _unfinished(tenant: Tenant) -> QuerySet[ToolTask]:
@@ -99,7 +85,7 @@ def create(
         tenant=tenant,
         task_id=secrets.token_urlsafe(24),
         owner=owner,
-        caller=caller_snapshot(caller),
+        caller=caller.to_snapshot(),
         wire_name=wire_name,
         arguments=arguments,
         created_at=now,

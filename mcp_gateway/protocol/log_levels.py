@@ -7,18 +7,17 @@ in with ``_meta["io.modelcontextprotocol/logLevel"]``; without it, it gets none 
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.sandbox.runtime.protocol import LOG_LEVELS
+from core.caches import BoundedCache
 
 SESSION_HEADER = "mcp-session-id"
 MAX_SESSIONS = 10_000  # levels remembered; the oldest set is forgotten first (it then gets every level)
 
-_session_levels: OrderedDict[str, str] = OrderedDict()
+_session_levels: BoundedCache[str, str] = BoundedCache(MAX_SESSIONS)
 
 
 def session_id(ctx: ServerRequestContext) -> str | None:
@@ -29,10 +28,7 @@ async def set_level(ctx: ServerRequestContext, params: types.SetLevelRequestPara
     """The ``logging/setLevel`` handler: remember the session's minimum level."""
     session = session_id(ctx)
     if session is not None:
-        _session_levels[session] = params.level
-        _session_levels.move_to_end(session)
-        while len(_session_levels) > MAX_SESSIONS:
-            _session_levels.popitem(last=False)
+        _session_levels.put(session, params.level)
     return types.EmptyResult()
 
 

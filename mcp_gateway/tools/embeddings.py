@@ -6,14 +6,13 @@ the wheel does not use and then downloads from a model hub, so the files are ope
 nothing is ever fetched. A vector is the normalised, weighted average of token vectors: no network,
 no GPU, about 40 microseconds a short text on one core.
 
-Vectors are kept per text in a bounded LRU shared by every tenant: after a deploy, only the tools
-whose text changed are embedded again.
+Vectors are kept per text in a bounded LRU (``core.caches.BoundedCache``) shared by every tenant:
+after a deploy, only the tools whose text changed are embedded again.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,8 @@ import wordllama
 from safetensors import safe_open
 from tokenizers import Tokenizer
 from wordllama.inference import WordLlamaInference
+
+from core.caches import BoundedCache
 
 WEIGHTS = Path(wordllama.__file__).parent / "weights" / "l2_supercat_256.safetensors"
 TOKENIZER = Path(wordllama.__file__).parent / "tokenizers" / "l2_supercat_tokenizer_config.json"
@@ -30,7 +31,7 @@ CACHE_ENTRIES = 50_000
 
 _lock = threading.Lock()
 _model: WordLlamaInference | None = None
-_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+_cache: BoundedCache[str, np.ndarray] = BoundedCache(CACHE_ENTRIES)
 
 
 def model() -> WordLlamaInference:
@@ -51,21 +52,15 @@ def model() -> WordLlamaInference:
 def embed(texts: list[str]) -> np.ndarray:
     """Unit vectors of ``texts`` (float32, one row each), from the cache where it has them."""
     found: dict[str, np.ndarray] = {}
-    with _lock:
-        for text in texts:
-            vector = _cache.get(text)
-            if vector is not None:
-                _cache.move_to_end(text)
-                found[text] = vector
+    for text in texts:
+        vector = _cache.get(text)
+        if vector is not None:
+            found[text] = vector
     missing = list(dict.fromkeys(t for t in texts if t not in found))
     if missing:
         fresh = model().embed(missing, norm=True).astype(np.float32)
-        with _lock:
-            for text, vector in zip(missing, fresh, strict=True):
-                found[text] = vector
-                _cache[text] = vector
-            while len(_cache) > CACHE_ENTRIES:
-                _cache.popitem(last=False)
+        for text, vector in zip(missing, fresh, strict=True):
+            found[text] = _cache.put(text, vector)
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     return np.stack([found[t] for t in texts])

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp.types as types
-from django.conf import settings
 
 from apps_runtime.auth_expr import AuthExpr, parse_auth
 from apps_runtime.bundles import bundle_dir
@@ -38,7 +37,7 @@ from apps_runtime.resource_uris import UriPattern, app_of
 from apps_runtime.routes import compile_route
 from apps_runtime.screens import SCREEN_MIME_TYPE, SDK_PATH, UI_SCHEME, ui_csp, ui_meta
 from apps_runtime.screens import render as render_screen
-from apps_runtime.wire_names import wire_name
+from apps_runtime.wire_names import tenant_wire_name
 from core.caches import BoundedCache
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
@@ -294,9 +293,7 @@ def _app_entries(tenant: Tenant, app_name: str, manifest: dict) -> list[Resource
                 kind=kind,
                 app_name=app_name,
                 name=spec["name"],
-                wire_name=wire_name(
-                    tenant.mcp_prefix, app_name, spec["name"], limit=settings.MCP_WIRE_NAME_LIMIT
-                ),
+                wire_name=tenant_wire_name(tenant, app_name, spec["name"]),
                 pattern=UriPattern.compile(app_name, resource_path(spec, params)),
                 title=spec.get("title"),
                 description=spec["description"],
@@ -331,16 +328,22 @@ def _read_screen(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
 
 def app_tool_names(tenant: Tenant, caller: Caller, manifest: dict) -> dict[str, str]:
     """The app's tools the caller may call, manifest name -> wire name: what its views call (in an
-    MCP Apps host and on the front-end path's host page alike)."""
-    catalog = catalog_for(tenant)
+    MCP Apps host and on the front-end path's host page alike).
+
+    The wire names are the catalog's (stored at deploy), never computed again here: a changed
+    wire-name limit would otherwise make the screen miss its tools."""
+    app_name, tools = manifest["name"], (manifest.get("mcp") or {}).get("tools") or []
+    declared = {tool["name"] for tool in tools}
+    by_tool = {
+        entry.tool_name: entry
+        for entry in catalog_for(tenant).entries
+        if entry.app_name == app_name and entry.tool_name in declared
+    }
     names = {}
-    for tool in (manifest.get("mcp") or {}).get("tools") or []:
-        wire = wire_name(
-            tenant.mcp_prefix, manifest["name"], tool["name"], limit=settings.MCP_WIRE_NAME_LIMIT
-        )
-        found = catalog.by_name.get(wire)
+    for tool in tools:
+        found = by_tool.get(tool["name"])
         if found is not None and found.visible_to(caller):
-            names[tool["name"]] = wire
+            names[tool["name"]] = found.wire_name
     return names
 
 
@@ -354,7 +357,7 @@ def _screen_entries(tenant: Tenant, app_name: str, manifest: dict) -> list[Resou
                 kind="screen",
                 app_name=app_name,
                 name=name,
-                wire_name=wire_name(tenant.mcp_prefix, app_name, name, limit=settings.MCP_WIRE_NAME_LIMIT),
+                wire_name=tenant_wire_name(tenant, app_name, name),
                 pattern=UriPattern.compile(app_name, name, scheme=UI_SCHEME),
                 title=spec.get("title"),
                 description=spec.get("description")

@@ -237,9 +237,9 @@ def use_broker(*, eager: bool, queue: str | None) -> dict:
 def settle_in_process_runs() -> None:
     """Wait until the in-process run threads have nothing queued or running (no broker: runs execute
     there, never in the request's thread)."""
-    from apps_runtime.jobs.queue import in_process_pool
+    from apps_runtime.jobs.queue import runs
 
-    assert in_process_pool().wait_idle(WAIT_SECONDS), "in-process runs still going"
+    assert runs.in_process_pool().wait_idle(WAIT_SECONDS), "in-process runs still going"
 
 
 def restore_broker(old: dict) -> None:

@@ -16,12 +16,13 @@ from apps_runtime.deploy import rollback_app, undeploy_app
 from apps_runtime.dispatch import load_app
 from apps_runtime.jobs import clock, execute, runs, schedule
 from apps_runtime.jobs.enqueue import enqueue_run
-from apps_runtime.jobs.principals import caller_from_snapshot, job_principal, snapshot
+from apps_runtime.jobs.principals import job_principal
 from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.models import HandlerError, Job, JobRun
 from apps_runtime.records import RecordsScope
 from lowcode_platform.celery import app as celery_app
 from tenants.callers import Caller, caller_for
+from tenants.models import Membership
 from tenants.scoping import access_user
 
 from .conftest import (
@@ -57,7 +58,7 @@ def sent(monkeypatch):
     """Record run_job sends instead of running them."""
     calls: list[tuple[str, float | None]] = []
     monkeypatch.setattr(
-        "apps_runtime.jobs.queue._send", lambda run_id, countdown: calls.append((run_id, countdown))
+        "apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: calls.append((run_id, countdown))
     )
     return calls
 
@@ -105,10 +106,10 @@ def test_a_caller_snapshot_rebuilds_the_same_caller_in_the_runs_tenant():
         token_id=4,
         read_only=True,
     )
-    data = snapshot(caller)
+    data = caller.to_snapshot()
     assert "tenant_id" not in data and data["roles"] == ["a", "b"]
-    assert caller_from_snapshot(3, data) == caller
-    assert caller_from_snapshot(5, data).tenant_id == 5
+    assert Caller.from_snapshot(3, data) == caller
+    assert Caller.from_snapshot(5, data).tenant_id == 5
 
 
 # --- job rows follow the active version --------------------------------------------------------
@@ -225,13 +226,14 @@ def test_beat_runs_the_dispatcher_every_minute_the_reaper_the_mcp_tasks_sweep_an
         "apps_runtime.dispatch_due_jobs",
         "apps_runtime.reap_job_runs",
         "mcp_gateway.sweep_tool_tasks",
-        "mcp_gateway.purge_expired",
+        "lowcode_platform.purge_expired",
         "agents.sweep_runs",
     }
-    assert entries["mcp_gateway.purge_expired"] == 3600.0
+    assert entries["lowcode_platform.purge_expired"] == 3600.0
     assert str(entries["apps_runtime.dispatch_due_jobs"]).startswith("<crontab: * * * * *")
     import agents.tasks  # noqa: F401
     import apps_runtime.tasks  # noqa: F401  (the worker imports it through autodiscovery)
+    import lowcode_platform.tasks  # noqa: F401
     import mcp_gateway.tasks  # noqa: F401
 
     assert set(entries) <= set(celery_app.tasks)
@@ -554,3 +556,12 @@ def test_the_in_process_clock_runs_its_other_upkeep_even_when_the_tick_fails(mon
         wait_until(lambda: len(swept) >= 2, "two sweeps")
     finally:
         ticking.stop()
+
+
+def test_a_run_queued_by_a_member_who_left_runs_nothing(chores, sent):
+    run = queue_run(chores, "writer", "POST /jobs/write", {"text": "late"})
+    Membership.objects.for_tenant(chores).filter(user__username="writer").delete()
+    execute.execute_run(run.run_id)
+    run.refresh_from_db()
+    assert (run.status, run.error_code) == ("failed", "caller_gone") and run.error_id.startswith("err_")
+    assert "no longer a member" in HandlerError.objects.for_tenant(chores).get(error_id=run.error_id).trace

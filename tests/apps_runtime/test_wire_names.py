@@ -103,3 +103,16 @@ def test_builtin_tools_are_the_seven_documented_ones():
         "records_delete",
         "search_tools",
     )
+
+
+@pytest.mark.parametrize("limit", [64, 16])
+def test_a_tenants_wire_name_follows_the_platform_limit(settings, limit):
+    from types import SimpleNamespace
+
+    from apps_runtime.wire_names import tenant_wire_name
+
+    settings.MCP_WIRE_NAME_LIMIT = limit
+    tenant = SimpleNamespace(mcp_prefix="acme")
+    assert tenant_wire_name(tenant, "cases", "get_case") == wire_name(
+        "acme", "cases", "get_case", limit=limit
+    )

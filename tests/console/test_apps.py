@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from apps_runtime.bundles import unpack_files
 from apps_runtime.models import App, AppVersion, Tool
 from tenants.models import Tenant
 from tests.console.conftest import bundle_files, multipart, zip_of
@@ -44,9 +45,7 @@ def test_deploying_a_folder_keeps_its_relative_paths(signed_in, acme):
     response = deploy_folder(signed_in("admin"), bundle_files())
     assert response.status_code == 302
     version = AppVersion.objects.for_tenant(acme).get()
-    from apps_runtime.deploy import version_files
-
-    assert "server/search.py" in version_files(version)
+    assert "server/search.py" in unpack_files(bytes(version.bundle))
 
 
 def test_a_bad_bundle_shows_every_problem_as_pointer_and_message_and_deploys_nothing(signed_in, acme):

@@ -90,3 +90,51 @@ def test_a_surprise_outside_the_api_is_the_same_500_body(client, settings, caplo
         k: v for k, v in api.items() if k not in ("detail", "errorId")
     }
     assert "hunter2" not in response.content.decode() and body["errorId"] in caplog.text
+
+
+def test_every_package_error_base_is_a_domain_error():
+    from agents.exceptions import AgentError
+    from apps_runtime.exceptions import RuntimeDomainError
+    from apps_runtime.manifest import DeployRejected
+    from core.errors import DomainError
+    from oauth.exceptions import OAuthError
+    from tenants.exceptions import TenantError
+
+    for base in (TenantError, RuntimeDomainError, DeployRejected, AgentError, OAuthError):
+        assert issubclass(base, DomainError), base
+
+
+def test_a_domain_error_no_handler_lists_renders_as_its_own_problem():
+    from core.errors import DomainError
+
+    class Teapot(DomainError):
+        status, code = 418, "teapot"
+
+        def problem_members(self) -> dict:
+            return {"pot": "brown"}
+
+    response = exception_handler(Teapot("short and stout"), {})
+    body = json.loads(response.content)
+    assert (response.status_code, response["Content-Type"]) == (418, PROBLEM)
+    assert (body["code"], body["detail"], body["pot"]) == ("teapot", "short and stout", "brown")
+
+
+def test_an_oauth_error_renders_with_its_own_code():
+    from oauth.exceptions import ConnectionNotFound
+
+    response = exception_handler(ConnectionNotFound(7), {})
+    body = json.loads(response.content)
+    assert (response.status_code, body["code"], body["detail"]) == (400, "not_found", "no such connection")
+
+
+def test_a_domain_error_marks_an_atomic_request_for_rollback(monkeypatch):
+    from django.db import connection, transaction
+
+    from tenants.exceptions import TenantNotFound
+
+    monkeypatch.setitem(connection.settings_dict, "ATOMIC_REQUESTS", True)
+    with transaction.atomic():
+        response = exception_handler(TenantNotFound("ghost"), {})
+        assert transaction.get_rollback() is True
+        transaction.set_rollback(False)
+    assert response.status_code == 404

@@ -150,3 +150,12 @@ def test_app_resources_switched_off_take_the_screens_along(mcp_url, app, token):
         return [r.uri for r in (await client.list_resources()).resources]
 
     assert run(mcp_url(), token("reader"), listing, ui=True) == []
+
+
+def test_the_view_calls_the_wire_names_stored_at_deploy_even_after_the_limit_changed(
+    mcp_url, app, token, settings
+):
+    settings.MCP_WIRE_NAME_LIMIT = 16  # deployed under 64: "acme_cases_get_case" would now be cut and hashed
+    result = run(mcp_url(), token("reader"), lambda client: client.read_resource(CARD), ui=True)
+    (contents,) = result.contents
+    assert '"get_case": "acme_cases_get_case"' in contents.text

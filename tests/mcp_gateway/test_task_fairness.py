@@ -35,9 +35,9 @@ def two_tenants(acme, make_tenant, make_member, make_token, deploy):
 def pool(settings, monkeypatch):
     """A fresh in-process task pool: two threads, one per tenant at a time (the defaults)."""
     settings.TASK_IN_PROCESS_WORKERS, settings.TASK_TENANT_SHARE = 2, 1
-    monkeypatch.setattr(task_queue, "_pool", None)
-    yield lambda: task_queue.in_process_pool()
-    assert task_queue.in_process_pool().wait_idle(60)
+    task_queue.runs.forget_pool()
+    yield lambda: task_queue.runs.in_process_pool()
+    assert task_queue.runs.in_process_pool().wait_idle(60)
 
 
 def start(tenant, caller, seconds: float, label: str) -> ToolTask:

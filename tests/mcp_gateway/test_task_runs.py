@@ -10,6 +10,7 @@ from mcp_gateway.mcp_tasks.runs import execute_task
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from tenants import actions
 from tenants.callers import caller_for_token
+from tenants.models import ApiToken, Membership
 from tests.support.task_app import TASK_FILES, task_manifest
 
 SLOW = "acme_reports_slow_report"
@@ -51,3 +52,14 @@ def test_a_run_acts_with_the_roles_its_creator_holds_when_it_starts(task, acme):
     execute_task(created.task_id)
     row = ToolTask.all_tenants.get(pk=created.pk)
     assert row.status == "failed" and "Unknown tool" in row.result["content"][0]["text"]
+
+
+def test_a_task_whose_creator_left_the_tenant_runs_nothing_even_with_their_token_unrevoked(task, acme):
+    created, token = task
+    Membership.objects.for_tenant(acme).filter(user__username="reader").delete()  # e.g. through /admin/
+    assert ApiToken.objects.for_tenant(acme).get(pk=token.pk).revoked_at is None
+    execute_task(created.task_id)
+    row = ToolTask.all_tenants.get(pk=created.pk)
+    assert row.status == "failed"
+    assert row.result["content"][0]["text"] == CREDENTIAL_GONE
+    assert ToolCallAudit.all_tenants.get(wire_name=SLOW).outcome == ToolCallAudit.Outcome.DENIED

@@ -219,7 +219,8 @@ def test_configure_sandbox_sets_the_options_of_the_process_wide_instance(bundles
 
 
 def test_importing_the_sandbox_imports_nothing_from_django_or_the_platform():
-    # Save core.error_ids, the platform's one error-id rule (standard library and python-ulid only).
+    # Save core.error_ids, core.tenant_gate and core.caches, the platform's error-id rule, per-tenant
+    # gate and bounded cache (standard library, python-ulid and cachetools only).
     script = (
         "import sys, apps_runtime.sandbox\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
@@ -227,7 +228,8 @@ def test_importing_the_sandbox_imports_nothing_from_django_or_the_platform():
         "ours = sorted(m for m in sys.modules if getattr(sys.modules[m], '__file__', None)\n"
         f"             and sys.modules[m].__file__.startswith({str(REPO_ROOT)!r} + '/')\n"
         "             and not sys.modules[m].__file__.startswith(sys.prefix + '/')\n"
-        "             and m not in ('apps_runtime', 'core', 'core.error_ids')\n"
+        "             and m not in ('apps_runtime', 'core', 'core.error_ids',\n"
+        "                           'core.tenant_gate', 'core.caches')\n"
         "             and not m.startswith('apps_runtime.sandbox'))\n"
         "print(bad, ours)\n"
         "assert not bad and not ours\n"
