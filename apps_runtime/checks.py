@@ -55,6 +55,8 @@ BOUNDS = {
     # A screen document's link: long enough to load the frame on a slow network, short enough that a
     # link copied out of the page soon stops opening it.
     "SCREENS_GRANT_SECONDS": Bound(int, 10, 86400),
+    "TENANT_MEMBER_SHARE_PERCENT": Bound(int, 1, 99),
+    "TENANT_STORAGE_QUOTA_BYTES": Bound(int, 1024),
 }
 
 

@@ -248,6 +248,7 @@ def _failure_result(
         kind=failure.kind,
         route_key=route.key,
         caller=caller.username or "",
+        member=caller.person_key,
         trace=failure.trace,
         logs=failure.logs,
     )

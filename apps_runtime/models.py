@@ -129,12 +129,20 @@ class HandlerError(TenantOwned):
     kind = models.CharField(max_length=40)
     route_key = models.CharField(max_length=300)
     caller = models.CharField(max_length=150, blank=True)
+    member = models.CharField(
+        max_length=200, blank=True, help_text="Caller.person_key of whose call failed: their share."
+    )
     trace = models.TextField(blank=True, help_text="Frames of the tenant's own files only.")
     logs = models.TextField(blank=True)
+    size_bytes = models.PositiveIntegerField(default=0, help_text="Trace and logs: the storage quota.")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "-created_at"])]
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"]),
+            # A member's share of the kept records is trimmed, and their bytes summed, by member.
+            models.Index(fields=["tenant", "member"], name="handlererror_tenant_member"),
+        ]
         ordering = ["tenant_id", "-created_at"]
 
     def __str__(self) -> str:
@@ -187,7 +195,11 @@ class JobRun(TenantOwned):
     job = models.CharField(max_length=40, blank=True, help_text="Empty for runs queued by a handler.")
     route_key = models.CharField(max_length=300)
     caller = models.JSONField(help_text="Snapshot of the caller or service principal it runs as.")
-    body = models.JSONField(default=dict, blank=True)
+    member = models.CharField(
+        max_length=200, blank=True, help_text="Caller.person_key of who it runs as: their share of the caps."
+    )
+    body = models.JSONField(default=dict, blank=True, help_text="Dropped when the run ends.")
+    body_bytes = models.PositiveIntegerField(default=0, help_text="Its size: against the storage quota.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
     depth = models.PositiveSmallIntegerField(
@@ -229,6 +241,8 @@ class JobRun(TenantOwned):
             models.Index(fields=["tenant", "status"], name="jobrun_tenant_status"),
             # The per-call cap counts every run of one originating handler call.
             models.Index(fields=["tenant", "origin"], name="jobrun_tenant_origin"),
+            # A member's share of the caps counts their runs of the last minute and their bodies' bytes.
+            models.Index(fields=["tenant", "member", "enqueued_at"], name="jobrun_tenant_member"),
         ]
         ordering = ["tenant_id", "-enqueued_at"]
 

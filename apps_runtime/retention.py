@@ -2,7 +2,10 @@
 
 A failing handler leaves an error record (up to 16 KiB of trace and 64 KiB of logs): a tenant keeps
 at most ``RETENTION_ERRORS_PER_TENANT`` of them, the oldest going as new ones come, and none past
-``RETENTION_ERROR_DAYS``. Finished job runs go after ``RETENTION_JOB_RUN_DAYS``, and a tenant keeps
+``RETENTION_ERROR_DAYS``. Each member (whose call failed: ``Caller.person_key``) keeps at most their
+share of that cap (``core.member_shares``), their own oldest going first, so one member's flood of
+failures cannot push out the others' records. Their bytes count against the tenant's storage quota
+(``storage_quota``). Finished job runs go after ``RETENTION_JOB_RUN_DAYS``, and a tenant keeps
 at most ``RETENTION_JOB_RUNS_PER_TENANT`` finished runs (queued and running ones are never purged).
 """
 
@@ -13,16 +16,33 @@ from datetime import datetime
 from django.conf import settings
 
 from apps_runtime.models import HandlerError, JobRun
+from core.member_shares import member_share
 from core.retention import cutoff, keep_newest
 from tenants.models import Tenant
 
 FINISHED = (JobRun.Status.SUCCEEDED, JobRun.Status.FAILED, JobRun.Status.TIMED_OUT)
+_TEXT_FIELDS = ("kind", "route_key", "caller", "trace", "logs")
 
 
-def record_handler_error(**fields) -> HandlerError:
-    """Keep a handler failure for the tenant's admins, within the tenant's cap on error records."""
-    error = HandlerError.objects.create(**fields)
-    keep_newest(HandlerError.objects.for_tenant(error.tenant_id), settings.RETENTION_ERRORS_PER_TENANT)
+def storable_text(text: str) -> str:
+    """``text`` as every database keeps it: a lone surrogate (which UTF-8 cannot encode) becomes its
+    escape (``\\ud800``), and so does a NUL (which PostgreSQL refuses in text)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+def record_handler_error(*, member: str = "", **fields) -> HandlerError:
+    """Keep a handler failure for the tenant's admins, within the member's share of the tenant's
+    cap on error records, and within that cap. The text is the handler's own (an exception message,
+    its logs): whatever it holds, the record is kept (``storable_text``)."""
+    for name in _TEXT_FIELDS:
+        if isinstance(fields.get(name), str):
+            fields[name] = storable_text(fields[name])
+    size = len(fields.get("trace", "").encode()) + len(fields.get("logs", "").encode())
+    error = HandlerError.objects.create(member=member, size_bytes=size, **fields)
+    cap = settings.RETENTION_ERRORS_PER_TENANT
+    mine = HandlerError.objects.for_tenant(error.tenant_id).filter(member=member)
+    keep_newest(mine, member_share(cap))
+    keep_newest(HandlerError.objects.for_tenant(error.tenant_id), cap)
     return error
 
 

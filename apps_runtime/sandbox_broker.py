@@ -16,6 +16,7 @@ from apps_runtime.record_quota import RecordLimitExceeded
 from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
 from apps_runtime.sandbox.runtime import protocol
+from apps_runtime.storage_quota import StorageQuotaExceeded
 
 Broker = Callable[[str, dict], Any]
 
@@ -80,7 +81,7 @@ def make_broker(
             raise BrokerError("not_found", err.message) from err
         except PermissionDenied as err:
             raise BrokerError("permission_denied", err.message) from err
-        except (JobEnqueueLimit, RecordLimitExceeded) as err:
+        except (JobEnqueueLimit, RecordLimitExceeded, StorageQuotaExceeded) as err:
             raise BrokerError("limit", err.message) from err
         except RecordInvalid as err:
             raise BrokerError("invalid", err.message) from err

@@ -374,7 +374,7 @@ SANDBOX_UID_RANGE = _env_int_range("SANDBOX_UID_RANGE")
 # Storage outside records (manage.py purge_expired; beat runs it hourly, the in-process clock with
 # no broker): error records, finished job runs and audit rows are kept RETENTION_*_DAYS and at most
 # RETENTION_*_PER_TENANT per tenant (error records are also trimmed as each one is written); the
-# results MCP tasks keep (until their TTL) hold at most TASK_RESULT_QUOTA_BYTES per tenant.
+# results MCP tasks keep (until their TTL) count against TENANT_STORAGE_QUOTA_BYTES (below).
 RETENTION_ERROR_DAYS = _env_float("RETENTION_ERROR_DAYS", 14.0)
 RETENTION_ERRORS_PER_TENANT = _env_int("RETENTION_ERRORS_PER_TENANT", 1000)
 RETENTION_JOB_RUN_DAYS = _env_float("RETENTION_JOB_RUN_DAYS", 14.0)
@@ -470,7 +470,6 @@ TASK_MAX_QUEUED_PER_TENANT = _env_int("TASK_MAX_QUEUED_PER_TENANT", 20)
 TASK_QUEUE_SECONDS = _env_int("TASK_QUEUE_SECONDS", 600)
 TASK_RESULT_WAIT_SECONDS = _env_float("TASK_RESULT_WAIT_SECONDS", 30.0)
 TASK_MAX_RESULT_BYTES = _env_int("TASK_MAX_RESULT_BYTES", 1024 * 1024)
-TASK_RESULT_QUOTA_BYTES = _env_int("TASK_RESULT_QUOTA_BYTES", 64 * 1024 * 1024)
 TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
 TASK_TENANT_SHARE = _env_int("TASK_TENANT_SHARE", max(1, TASK_IN_PROCESS_WORKERS // 2))
 TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
@@ -599,3 +598,12 @@ MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
 # Agent runs: a finished run (completed, failed, cancelled) and its steps are deleted this many days
 # after it ended (manage.py purge_expired; beat runs it hourly, the in-process clock with no broker).
 RETENTION_AGENT_RUN_DAYS = _env_float("RETENTION_AGENT_RUN_DAYS", 30.0)
+
+# --- fair-shares ---
+# A member (Caller.person_key) may take at most TENANT_MEMBER_SHARE_PERCENT of a tenant-wide cap,
+# always below the cap (core.member_shares): tasks waiting to start, runs queued a minute and
+# unfinished, stored bytes and error records kept. What a tenant stores outside records (bodies of
+# unfinished job runs, kept MCP task results, error records) counts against one quota,
+# TENANT_STORAGE_QUOTA_BYTES, a member's share of it included (apps_runtime.storage_quota).
+TENANT_MEMBER_SHARE_PERCENT = _env_int("TENANT_MEMBER_SHARE_PERCENT", 25)
+TENANT_STORAGE_QUOTA_BYTES = _env_int("TENANT_STORAGE_QUOTA_BYTES", 256 * 1024 * 1024)

@@ -6,10 +6,14 @@ class McpGatewayConfig(AppConfig):
     verbose_name = "MCP gateway"
 
     def ready(self) -> None:
+        from apps_runtime.storage_quota import count_stored
         from core.retention import register_purge
         from mcp_gateway import (
             checks,  # noqa: F401  (registers the system checks of its settings)
             retention,
         )
+        from mcp_gateway.mcp_tasks.store import kept_result_bytes
 
         register_purge(self.name, retention.purge)
+        # Kept task results count against the tenant's one storage quota, with job bodies and errors.
+        count_stored("task results", kept_result_bytes)

@@ -36,7 +36,6 @@ BOUNDS = {
     "TASK_TENANT_SHARE": Bound(int, 1),
     "TASK_RESULT_WAIT_SECONDS": Bound(float, 0),
     "TASK_MAX_RESULT_BYTES": Bound(int, 1024),
-    "TASK_RESULT_QUOTA_BYTES": Bound(int, 1024),
     "RETENTION_AUDIT_DAYS": Bound(float, 0.01),
     "RETENTION_AUDIT_ROWS_PER_TENANT": Bound(int, 1),
     "TASK_IN_PROCESS_WORKERS": Bound(int, 1),

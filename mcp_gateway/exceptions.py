@@ -129,6 +129,7 @@ class TaskLimitReached(Exception):
         "member": "unfinished tasks ({limit} per member)",
         "tenant": "unfinished tasks ({limit} per workspace)",
         "queue": "tasks waiting to start ({limit} per workspace)",
+        "member_queue": "tasks waiting to start ({limit} per member, their share of the workspace's)",
     }
 
     def __init__(self, scope: str, limit: int):

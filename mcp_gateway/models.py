@@ -89,12 +89,13 @@ class ToolTask(TenantOwned):
     task_id = models.CharField(max_length=64, unique=True)
     owner = models.CharField(max_length=80)  # Caller.credential_key: "token:<id>", "grant:<id>", "user:<id>"
     caller = models.JSONField()  # the Caller at creation, without its tenant: the run acts as it
+    member = models.CharField(max_length=200, blank=True)  # Caller.person_key: their share of the caps
     wire_name = models.CharField(max_length=128)
     arguments = models.JSONField()
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.WORKING)
     status_message = models.CharField(max_length=500, blank=True)
     result = models.JSONField(null=True, blank=True)  # the CallToolResult, as on the wire
-    result_bytes = models.PositiveIntegerField(default=0)  # its size, against the tenant's quota
+    result_bytes = models.PositiveIntegerField(default=0)  # its size, against the storage quota
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -119,6 +120,8 @@ class ToolTask(TenantOwned):
             models.Index(fields=["tenant", "owner", "-created_at"]),
             models.Index(fields=["status", "started_at"]),
             models.Index(fields=["expires_at"]),
+            # A member's share: their tasks waiting to start, and their kept results' bytes.
+            models.Index(fields=["tenant", "member", "status"], name="tooltask_tenant_member"),
         ]
         ordering = ["tenant_id", "-created_at"]
 

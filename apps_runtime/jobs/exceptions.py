@@ -35,7 +35,8 @@ class JobEnqueueLimit(RuntimeDomainError):
     (``JOBS_MAX_CHAIN_DEPTH``: runs queued by runs), ``per_origin`` (``JOBS_MAX_RUNS_PER_CALL``:
     every run of the tree one handler call started), ``tenant_rate``
     (``JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE``) or ``tenant_queue``
-    (``JOBS_MAX_QUEUED_RUNS_PER_TENANT``: the tenant's runs not yet finished).
+    (``JOBS_MAX_QUEUED_RUNS_PER_TENANT``: the tenant's runs not yet finished), or ``member_rate`` and
+    ``member_queue``: one member's share of the last two (``core.member_shares``).
     """
 
     status, code = 429, "limit"
@@ -52,6 +53,14 @@ class JobEnqueueLimit(RuntimeDomainError):
         ),
         "tenant_rate": "this tenant already queued {limit} background runs in the last minute",
         "tenant_queue": "this tenant already has {limit} background runs waiting or running",
+        "member_rate": (
+            "you already queued {limit} background runs in the last minute, your share of this "
+            "tenant's runs a minute"
+        ),
+        "member_queue": (
+            "you already have {limit} background runs waiting or running, your share of this tenant's "
+            "unfinished runs"
+        ),
     }
 
     def __init__(self, kind: str, limit: int):

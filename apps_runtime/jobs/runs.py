@@ -4,6 +4,9 @@ Every transition is a conditional update fenced by (status, attempts), so a dupl
 cannot run an attempt twice, and a worker that comes back after the reaper took its attempt away
 cannot overwrite what happened since. Runs are at-least-once: an attempt lost with its worker runs
 again, so job handlers should be idempotent.
+
+A run that ends drops its body (up to a request's size): only a run that may still be attempted
+needs it, and the body counts against the tenant's storage quota until then (``storage_quota``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ logger = logging.getLogger("apps_runtime.jobs")
 Status = JobRun.Status
 TIMEOUT_CODE = "handler_timeout"
 _EXCERPT = 2000
+# What an ended run keeps of its body: nothing (see the module's docstring).
+ENDED_BODY = {"body": {}, "body_bytes": 0}
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,7 @@ def _record_error(run: JobRun, kind: str, detail: str, logs: str = "") -> str:
         kind=kind,
         route_key=run.route_key,
         caller=(run.caller or {}).get("username") or "",
+        member=run.member,
         trace=detail[:_EXCERPT],
         logs=logs,
     )
@@ -157,7 +163,7 @@ def finish(run: JobRun, attempt: int, outcome: Outcome) -> JobRun | None:
         if retry:
             changes.update(status=Status.QUEUED, due_at=now + timedelta(seconds=delay))
         else:
-            changes.update(status=_final_status(outcome), finished_at=now)
+            changes.update(status=_final_status(outcome), finished_at=now, **ENDED_BODY)
         if not _scoped(run).filter(status=Status.RUNNING, attempts=attempt).update(**changes):
             transaction.set_rollback(True)  # and with it the error record of a result nobody keeps
             logger.warning("Run %s: attempt %s finished after the reaper took it back", run.run_id, attempt)
@@ -218,7 +224,8 @@ def fail_unrunnable(run: JobRun, code: str, detail: str) -> JobRun | None:
         row.error_code = code
         row.status = Status.FAILED
         row.finished_at = timezone.now()
-        row.save(update_fields=["status", "finished_at", "error_id", "error_code"])
+        row.body, row.body_bytes = ENDED_BODY["body"], ENDED_BODY["body_bytes"]
+        row.save(update_fields=["status", "finished_at", "error_id", "error_code", *ENDED_BODY])
     return row
 
 
@@ -249,9 +256,11 @@ def reap(now: datetime | None = None) -> Reaped:
                 reaped.requeued.append(row.run_id)
             else:
                 row.status, row.finished_at = Status.FAILED, now
+                row.body, row.body_bytes = ENDED_BODY["body"], ENDED_BODY["body_bytes"]
                 reaped.failed.append(row.run_id)
             logger.warning("Run %s: attempt %s lost with its worker (%s)", row.run_id, attempts, row.status)
-            row.save(update_fields=_OUTCOME_FIELDS)
+            ended = list(ENDED_BODY) if row.status == Status.FAILED else []
+            row.save(update_fields=[*_OUTCOME_FIELDS, *ended])
     overdue = now - timedelta(seconds=settings.JOBS_QUEUED_RESEND_SECONDS)
     forgotten = list(
         JobRun.all_tenants.filter(status=Status.QUEUED, due_at__lt=overdue).values_list("run_id", flat=True)

@@ -86,13 +86,15 @@ def dispatch_due_jobs(now: datetime | None = None) -> list[str]:
             version_number=job.version.number,
             job=job.name,
             route_key=job.route_key,
-            caller=job_principal(job.tenant_id, job.app.name, job.name, job.run_as).to_snapshot(),
+            caller=principal.to_snapshot(),
+            member=principal.person_key,
             body={},
             scheduled_for=minute,
             enqueued_at=timezone.now(),
             due_at=timezone.now(),
         )
         for job in jobs
+        for principal in [job_principal(job.tenant_id, job.app.name, job.name, job.run_as)]
         for minute in due_minutes(job, minutes)
         if (job.app_id, job.name, minute) not in taken
     ]

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from apps_runtime.dispatch import effective_timeout_ms, load_app
 from apps_runtime.exceptions import RuntimeDomainError
+from apps_runtime.storage_quota import StorageQuotaExceeded, check_room
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE
@@ -131,19 +132,19 @@ def _run(task: ToolTask, created_by: Caller) -> tuple[types.CallToolResult | Ask
 
 def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int, bool]:
     """The result a task keeps, its size, and whether the platform refused to keep the run's own:
-    then an error saying why (over TASK_MAX_RESULT_BYTES, or over what the tenant's kept results
-    may hold in all)."""
+    then an error saying why (over TASK_MAX_RESULT_BYTES, or over the tenant's storage quota or the
+    member's share of it)."""
     size = len(json.dumps(wire, ensure_ascii=False).encode())
     limit = settings.TASK_MAX_RESULT_BYTES
     if size > limit:
         message = f"The tool's result is {size} bytes, over the {limit} bytes a task keeps"
-    elif size + task_store.kept_result_bytes(task.tenant) > settings.TASK_RESULT_QUOTA_BYTES:
-        message = (
-            f"The tool's result is {size} bytes, and this workspace's kept task results would pass "
-            f"{settings.TASK_RESULT_QUOTA_BYTES} bytes: fetch or let older results expire, and call again"
-        )
     else:
-        return wire, size, False
+        try:
+            check_room(task.tenant_id, task.member, size, what="The tool's result")
+        except StorageQuotaExceeded as refused:
+            message = refused.message
+        else:
+            return wire, size, False
     refused = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
     return refused, len(json.dumps(refused, ensure_ascii=False).encode()), True
 

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
+from core.member_shares import member_share
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
 from mcp_gateway.tools.cursors import decode_cursor, encode_cursor
@@ -61,7 +62,7 @@ def create(
 
     Raises:
         TaskLimitReached: the credential, the member or the tenant has too many unfinished tasks, or
-            the tenant too many that have not started yet.
+            the member (their share) or the tenant too many that have not started yet.
     """
     owner = caller.credential_key
     unfinished = _unfinished(tenant)
@@ -75,9 +76,13 @@ def create(
         raise TaskLimitReached("member", per_member)
     if unfinished.count() >= per_tenant:
         raise TaskLimitReached("tenant", per_tenant)
-    # Waiting is bounded: past this many tasks not yet started, the tenant's share is taken.
+    # Waiting is bounded: past this many tasks not yet started, the tenant's share is taken; one
+    # member may hold only their share of that queue, so the others can still queue theirs.
     per_queue = settings.TASK_MAX_QUEUED_PER_TENANT
-    if unfinished.filter(started_at__isnull=True).count() >= per_queue:
+    waiting = unfinished.filter(started_at__isnull=True)
+    if waiting.filter(member=caller.person_key).count() >= member_share(per_queue):
+        raise TaskLimitReached("member_queue", member_share(per_queue))
+    if waiting.count() >= per_queue:
         raise TaskLimitReached("queue", per_queue)
     ttl = min(ttl_ms if ttl_ms and ttl_ms > 0 else settings.TASK_DEFAULT_TTL_MS, settings.TASK_MAX_TTL_MS)
     now = timezone.now()
@@ -86,6 +91,7 @@ def create(
         task_id=secrets.token_urlsafe(24),
         owner=owner,
         caller=caller.to_snapshot(),
+        member=caller.person_key,
         wire_name=wire_name,
         arguments=arguments,
         created_at=now,
@@ -192,9 +198,12 @@ def claim(task: ToolTask, timeout_ms: int) -> bool:
     return bool(claimed)
 
 
-def kept_result_bytes(tenant: Tenant) -> int:
-    """Bytes of the results the tenant's tasks still keep (until they expire)."""
-    kept = ToolTask.objects.for_tenant(tenant).filter(expires_at__gt=timezone.now())
+def kept_result_bytes(tenant_id: int, member: str | None = None) -> int:
+    """Bytes of the results the tenant's tasks (or one member's) still keep (until they expire):
+    what tasks count against the tenant's storage quota (``apps_runtime.storage_quota``)."""
+    kept = ToolTask.objects.for_tenant(tenant_id).filter(expires_at__gt=timezone.now())
+    if member is not None:
+        kept = kept.filter(member=member)
     return kept.aggregate(total=Sum("result_bytes"))["total"] or 0
 
 

@@ -84,6 +84,22 @@ def kick(client, chores, make_token):
     return post
 
 
+@pytest.fixture
+def kick_as(client, chores, make_token):
+    """POST /kick-many as ``username``: the handler enqueues runs until a cap refuses one."""
+
+    def post(username: str):
+        raw = make_token(chores, username)[1]
+        return client.post(
+            "/t/acme/apps/chores/kick-many",
+            {"count": 5},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {raw}",
+        )
+
+    return post
+
+
 def note_texts(tenant) -> list[str]:
     return sorted(r.data["text"] for r in Record.objects.for_tenant(tenant).filter(collection="notes"))
 
@@ -116,13 +132,20 @@ def test_an_exponential_job_tree_is_cut_at_the_depth_cap(kick, chores, settings)
     assert max(tree.values_list("depth", flat=True)) == 4
 
 
-def test_a_tenant_may_have_only_so_many_unfinished_runs(kick, chores, settings, monkeypatch):
-    settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT = 3
+def test_a_tenant_may_have_only_so_many_unfinished_runs(kick, kick_as, chores, settings, monkeypatch):
+    """Each member may hold their share (here 1 of 3); the tenant's cap is reached only by several."""
+    settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT, settings.TENANT_MEMBER_SHARE_PERCENT = 3, 50
     sent: list[str] = []
     monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: sent.append(run_id))
 
     response = kick("", path="/t/acme/apps/chores/kick-many")
     assert response.status_code == 429
+    assert as_json(response)["error"] == (
+        "you already have 1 background runs waiting or running, your share of this tenant's unfinished runs"
+    )
+    for member in ("admin", "reader"):
+        assert kick_as(member).status_code == 429  # each queued their one
+    response = kick_as("member")
     assert as_json(response)["error"] == "this tenant already has 3 background runs waiting or running"
     assert JobRun.objects.for_tenant(chores).filter(status="queued").count() == 3 and len(sent) == 3
 
@@ -183,12 +206,17 @@ def test_the_runs_one_call_starts_are_capped_in_all_not_only_in_depth(kick, chor
     assert kick("POST /jobs/write").status_code == 202
 
 
-def test_a_tenant_queues_only_so_many_runs_a_minute(kick, chores, settings, monkeypatch):
-    settings.JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE = 3
+def test_a_tenant_queues_only_so_many_runs_a_minute(kick, kick_as, chores, settings, monkeypatch):
+    settings.JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE, settings.TENANT_MEMBER_SHARE_PERCENT = 3, 50
     monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: None)
 
     response = kick("", path="/t/acme/apps/chores/kick-many")
     assert response.status_code == 429
+    assert as_json(response)["error"] == (
+        "you already queued 1 background runs in the last minute, your share of this tenant's runs a minute"
+    )
+    assert kick_as("admin").status_code == kick_as("reader").status_code == 429
+    response = kick_as("member")
     assert as_json(response)["error"] == "this tenant already queued 3 background runs in the last minute"
     assert JobRun.objects.for_tenant(chores).count() == 3
 

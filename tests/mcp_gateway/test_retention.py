@@ -29,18 +29,26 @@ BOOM_FILES = {"server/boom.py": "def handle(request):\n    raise RuntimeError('x
 
 
 def test_a_tenant_keeps_only_its_newest_error_records_as_they_are_written(
-    client, acme, make_tenant, deploy, settings
+    client, acme, make_tenant, deploy, settings, make_token
 ):
-    """200 failing calls stored 14.9 MB: now a tenant holds at most RETENTION_ERRORS_PER_TENANT."""
-    settings.RETENTION_ERRORS_PER_TENANT = 3
+    """200 failing calls stored 14.9 MB: now a tenant holds at most RETENTION_ERRORS_PER_TENANT, and
+    each member (anonymous callers together are one) at most their share of it (issue 35)."""
+    settings.RETENTION_ERRORS_PER_TENANT, settings.TENANT_MEMBER_SHARE_PERCENT = 3, 50
     other = make_tenant("other")
     deploy(acme, BOOM, BOOM_FILES)
     deploy(other, BOOM, BOOM_FILES)
     client.get("/t/other/apps/fails/boom")
-    ids = [client.get("/t/acme/apps/fails/boom").json()["errorId"] for _ in range(5)]
+
+    def fail(username: str | None = None) -> str:
+        headers = {"HTTP_AUTHORIZATION": f"Bearer {make_token(acme, username)[1]}"} if username else {}
+        return client.get("/t/acme/apps/fails/boom", **headers).json()["errorId"]
+
+    anonymous = [fail() for _ in range(3)]
+    assert set(HandlerError.objects.for_tenant(acme).values_list("error_id", flat=True)) == {anonymous[-1]}
+    members = [fail(username) for username in ("reader", "writer", "admin")]
 
     kept = set(HandlerError.objects.for_tenant(acme).values_list("error_id", flat=True))
-    assert kept == set(ids[-3:])
+    assert kept == set(members)  # the tenant's cap: the oldest (anonymous) went
     assert HandlerError.objects.for_tenant(other).count() == 1  # another tenant's are its own
 
 
@@ -106,8 +114,9 @@ def test_purge_expired_deletes_what_is_past_its_retention_or_over_its_cap(acme, 
     assert counts["tool_call_audit"] == 2
 
 
-def test_a_task_result_over_the_tenants_result_quota_is_not_kept(acme, deploy, make_token, settings):
-    """Results of 0.9 MB were kept 24 hours, 22 MB in 5 s: a tenant's kept results are bounded in all."""
+def test_a_task_result_over_the_tenants_storage_quota_is_not_kept(acme, deploy, make_token, settings):
+    """Results of 0.9 MB were kept 24 hours, 22 MB in 5 s: a tenant's kept results are bounded in all
+    (with job bodies and error records: one storage quota, ``TENANT_STORAGE_QUOTA_BYTES``)."""
     deploy(acme, task_manifest(), TASK_FILES)
     caller = caller_for_token(acme, make_token(acme, "reader")[1])
     wire = f"{acme.mcp_prefix}_reports_slow_report"
@@ -115,10 +124,11 @@ def test_a_task_result_over_the_tenants_result_quota_is_not_kept(acme, deploy, m
     execute_task(first.task_id)
     kept = ToolTask.all_tenants.get(pk=first.pk)
     assert kept.status == "completed" and kept.result_bytes > 2000
-    settings.TASK_RESULT_QUOTA_BYTES = kept.result_bytes + 1000
+    settings.TENANT_STORAGE_QUOTA_BYTES = 2 * kept.result_bytes + 1000
+    settings.TENANT_MEMBER_SHARE_PERCENT = 50  # one member alone reaches their share first
 
     second = task_store.create(acme, caller, wire, {"seconds": 0, "label": "b" * 2000}, None)
     execute_task(second.task_id)
     refused = ToolTask.all_tenants.get(pk=second.pk)
     assert refused.status == "failed" and refused.result_bytes < 1000
-    assert "kept task results would pass" in refused.result["content"][0]["text"]
+    assert "would pass your share of this workspace's storage" in refused.result["content"][0]["text"]

@@ -85,15 +85,24 @@ def test_a_task_that_waited_too_long_for_its_share_fails_without_running(two_ten
 
 
 @pytest.mark.django_db
-def test_a_tenant_may_keep_only_so_many_tasks_waiting_to_start(two_tenants, settings):
-    settings.TASK_MAX_QUEUED_PER_TENANT = 2
+def test_a_tenant_may_keep_only_so_many_tasks_waiting_to_start(two_tenants, make_token, settings):
+    """Each member holds at most their share of the waiting tasks (2 of 4 at 50 %): the tenant's
+    queue fills only with several members' tasks (issue 35: one member filled it alone)."""
+    settings.TASK_MAX_QUEUED_PER_TENANT, settings.TENANT_MEMBER_SHARE_PERCENT = 4, 50
     acme, caller = two_tenants["acme"]
     wire = SLOW.format(prefix=acme.mcp_prefix)
     for _ in range(2):
         task_store.create(acme, caller, wire, {"seconds": 0, "label": "x"}, None)
     with pytest.raises(TaskLimitReached) as raised:
         task_store.create(acme, caller, wire, {"seconds": 0, "label": "x"}, None)
-    assert raised.value.scope == "queue" and "waiting to start (2 per workspace)" in str(raised.value)
+    assert raised.value.scope == "member_queue" and "(2 per member" in str(raised.value)
+    admin = caller_for_token(acme, make_token(acme, "admin")[1])
+    for _ in range(2):
+        task_store.create(acme, admin, wire, {"seconds": 0, "label": "x"}, None)
+    writer = caller_for_token(acme, make_token(acme, "writer")[1])
+    with pytest.raises(TaskLimitReached) as raised:
+        task_store.create(acme, writer, wire, {"seconds": 0, "label": "x"}, None)
+    assert raised.value.scope == "queue" and "waiting to start (4 per workspace)" in str(raised.value)
     other, other_caller = two_tenants["other"]
     task_store.create(
         other, other_caller, SLOW.format(prefix=other.mcp_prefix), {"seconds": 0, "label": "x"}, None
