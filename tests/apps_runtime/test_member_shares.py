@@ -143,7 +143,9 @@ def test_a_member_queuing_many_runs_stops_at_their_share_of_the_enqueue_caps(sha
     assert JobRun.all_tenants.filter(member__startswith="user:").count() == 20
 
 
-def test_a_lone_surrogate_in_a_handlers_message_keeps_its_error_record(shares, acme, client, api_client, make_token):
+def test_a_lone_surrogate_in_a_handlers_message_keeps_its_error_record(
+    shares, acme, client, api_client, make_token
+):
     """Issue 35: the record was lost and the call answered a platform fault (-32603 / 500)."""
     plain = call(shares["other"], "boom", {})
     failed = call(shares["other"], "boom", {"surrogate": True})
