@@ -1,0 +1,117 @@
+"""Issue 35 section 4: one member cannot fill the tenant's task caps alone.
+
+Through task-augmented ``tools/call`` (the in-process SDK client) as two members of one tenant: the
+first fills their share of the tasks waiting to start, or of the storage kept task results count
+against, and the other member can still create a task, run it and keep its result. The other
+member's service is measured before and during the flood, as a ratio (``MEASURED``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+
+from mcp_gateway.mcp_tasks.runs import execute_task
+from mcp_gateway.transport.in_process import connect
+from tests.support.task_app import TASK_FILES, task_manifest
+from tests.support.task_client import send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MEASURED: dict[str, float] = {}
+SLOW = "acme_reports_slow_report"
+
+
+@pytest.fixture
+def members(acme, deploy, make_token) -> dict[str, str]:
+    """The task app in acme; tokens of the flooding member (reader) and of the other one (admin)."""
+    manifest = task_manifest()
+    manifest["mcp"]["tools"][0]["maxOutputTokens"] = 1_000_000  # results of up to 1 MiB pass the budget
+    deploy(acme, manifest, TASK_FILES)
+    return {"flooder": make_token(acme, "reader")[1], "other": make_token(acme, "admin")[1]}
+
+
+@pytest.fixture
+def held(monkeypatch) -> list[str]:
+    """Task runs are collected, not sent: tasks wait to start until the test runs them."""
+    sent: list[str] = []
+    monkeypatch.setattr("mcp_gateway.mcp_tasks.queue._send", sent.append)
+    return sent
+
+
+def create(bearer: str, count: int, label: str = "x") -> list[dict[str, Any]]:
+    """``count`` task-augmented calls of the slow report: each answer, raw (a task, or an error)."""
+
+    async def main():
+        async with connect("acme", bearer) as client:
+            request = types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name=SLOW, arguments={"seconds": 0, "label": label}, task=types.TaskMetadata()
+                )
+            )
+            return [await send(client, request) for _ in range(count)]
+
+    return anyio.run(main)
+
+
+def result(bearer: str, task_id: str) -> dict[str, Any]:
+    async def main():
+        async with connect("acme", bearer) as client:
+            return await send(client, types.GetTaskPayloadRequest(params={"taskId": task_id}))
+
+    return anyio.run(main)
+
+
+def run(bearer: str, label: str) -> dict[str, Any]:
+    """One task of the member's: created over MCP, run as a task worker runs it, its result read."""
+    [created] = create(bearer, 1, label)
+    task_id = created["task"]["taskId"]
+    execute_task(task_id)
+    return result(bearer, task_id)
+
+
+def accepted(answers: list[dict[str, Any]]) -> list[str]:
+    return [answer["task"]["taskId"] for answer in answers if "task" in answer]
+
+
+def test_a_member_holds_only_their_share_of_the_tasks_waiting_to_start(members, held, settings):
+    """Issue 35: the task queue (20 per tenant) was the per-member cap too: one member filled it."""
+    assert settings.TASK_MAX_QUEUED_PER_TENANT == 20  # the default: a member's share is 5
+    before = create(members["other"], 3)
+    before_rate = len(accepted(before)) / 3
+    for task_id in accepted(before):
+        execute_task(task_id)  # they ran: the other member waits on nothing
+
+    flood = create(members["flooder"], 20)
+    assert len(accepted(flood)) == 5
+    refusal = flood[-1]
+    assert refusal["isError"] and "(5 per member" in refusal["content"][0]["text"]
+    during = create(members["other"], 3)
+    during_rate = len(accepted(during)) / 3
+
+    MEASURED["task queue: other member's tasks accepted, during / before"] = during_rate / before_rate
+    assert before_rate == 1.0 and during_rate / before_rate == 1.0
+    execute_task(accepted(during)[0])
+    ran = result(members["other"], accepted(during)[0])
+    assert not ran.get("isError") and ran["structuredContent"]["label"] == "x"
+
+
+def test_a_member_keeps_results_only_within_their_share_of_the_storage_quota(members, held, settings):
+    """Issue 35: one member's results filled the tenant's 64 MiB; another member's 600 kB task failed."""
+    settings.TENANT_STORAGE_QUOTA_BYTES = 8_000_000  # a member's share: 2,000,000 bytes
+    before = run(members["other"], "o" * 300_000)  # a result of about 600 kB (structured and text)
+    assert not before.get("isError") and len(before["structuredContent"]["label"]) == 300_000
+
+    flood = [run(members["flooder"], "f" * 300_000) for _ in range(5)]
+    kept = [answer for answer in flood if not answer.get("isError")]
+    assert len(kept) == 3  # 3 x 600 kB fit in 2 MB
+    assert "your share of this workspace's storage" in flood[-1]["content"][0]["text"]
+    during = run(members["other"], "p" * 300_000)
+
+    stored = [not answer.get("isError") for answer in (before, during)]
+    MEASURED["task results: other member's results kept, during / before"] = stored[1] / stored[0]
+    assert stored == [True, True]
+    assert len(during["structuredContent"]["label"]) == 300_000
