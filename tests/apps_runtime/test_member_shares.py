@@ -12,6 +12,8 @@ flood took nothing from them); ``MEASURED`` keeps the figures for the report (``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 
@@ -23,20 +25,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 MEASURED: dict[str, float] = {}
 
-FILL = """
-from platform_sdk import LimitExceeded
-
-def handle(request):
-    queued, refusal = 0, None
-    for _ in range(request.body["count"]):
-        try:
-            request.enqueue("POST /jobs/hold", {"pad": "x" * request.body["size"]})
-        except LimitExceeded as err:
-            refusal = str(err)
-            break
-        queued += 1
-    return {"queued": queued, "refusal": refusal}
-"""
+ROOT = Path(__file__).resolve().parents[2]
+# The handler is the example of docs/jobs.md ("Member shares and the storage quota"), as written.
+FILL = (ROOT / "docs" / "jobs.md").read_text().split("catch the refusal, as in")[1].split("```python\n")[1]
+FILL = FILL.split("```")[0]
 
 BOOM = """
 def handle(request):
