@@ -3,6 +3,24 @@
 from django.db import migrations, models
 
 
+def person_key(snapshot):
+    """Caller.person_key of a caller snapshot, as of this migration."""
+    snapshot = snapshot or {}
+    if snapshot.get("user_id") is not None:
+        return f"user:{snapshot['user_id']}"
+    if snapshot.get("is_service"):
+        return f"service:{snapshot.get('username')}"
+    return "anonymous"
+
+
+def set_members(apps, schema_editor):
+    """Kept tasks (at most a day old) get their member, for the members' shares."""
+    ToolTask = apps.get_model("mcp_gateway", "ToolTask")
+    for task in ToolTask.objects.only("caller").iterator():
+        task.member = person_key(task.caller)
+        task.save(update_fields=["member"])
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -20,4 +38,5 @@ class Migration(migrations.Migration):
             model_name='tooltask',
             index=models.Index(fields=['tenant', 'member', 'status'], name='tooltask_tenant_member'),
         ),
+        migrations.RunPython(set_members, migrations.RunPython.noop, elidable=True),
     ]
