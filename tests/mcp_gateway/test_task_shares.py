@@ -22,6 +22,14 @@ from tests.support.task_client import send
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MEASURED: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_measured():
+    """Print the measured ratios once the module's tests have run (visible with ``-s``)."""
+    yield
+    for what, ratio in MEASURED.items():
+        print(f"{what}: {ratio:.2f}")
 SLOW = "acme_reports_slow_report"
 
 
