@@ -33,6 +33,7 @@ def report_measured():
     for what, ratio in MEASURED.items():
         print(f"{what}: {ratio:.2f}")
 
+
 ROOT = Path(__file__).resolve().parents[2]
 # The handler is the example of docs/jobs.md ("Member shares and the storage quota"), as written.
 FILL = (ROOT / "docs" / "jobs.md").read_text().split("catch the refusal, as in")[1].split("```python\n")[1]

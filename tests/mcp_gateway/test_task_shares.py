@@ -30,6 +30,8 @@ def report_measured():
     yield
     for what, ratio in MEASURED.items():
         print(f"{what}: {ratio:.2f}")
+
+
 SLOW = "acme_reports_slow_report"
 
 
