@@ -18,16 +18,11 @@ from django.conf import settings
 from apps_runtime.models import HandlerError, JobRun
 from core.member_shares import member_share
 from core.retention import cutoff, keep_newest
+from core.storable import storable_text
 from tenants.models import Tenant
 
 FINISHED = (JobRun.Status.SUCCEEDED, JobRun.Status.FAILED, JobRun.Status.TIMED_OUT)
 _TEXT_FIELDS = ("kind", "route_key", "caller", "trace", "logs")
-
-
-def storable_text(text: str) -> str:
-    """``text`` as every database keeps it: a lone surrogate (which UTF-8 cannot encode) becomes its
-    escape (``\\ud800``), and so does a NUL (which PostgreSQL refuses in text)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 def record_handler_error(*, member: str = "", **fields) -> HandlerError:

@@ -3,6 +3,8 @@
 import logging
 import signal
 
+from core.storable import storable_text
+
 from .exceptions import HandlerFailed
 from .exchange import Transcript
 from .invocation import Invocation, Outcome
@@ -34,6 +36,9 @@ def _fail(
     detail: str = "",
     level: int | None = None,
 ) -> HandlerFailed:
+    # The trace and the detail hold the handler's own exception message: escaped once here, they can
+    # be logged, stored and sent between processes whatever the handler put in it (a lone surrogate).
+    trace, detail = storable_text(trace), storable_text(detail)
     failure = HandlerFailed(kind, trace=trace, logs=_logs(t))
     if level is None:
         level = logging.ERROR if kind == "sandbox_unavailable" or t.zygote_hung else logging.WARNING

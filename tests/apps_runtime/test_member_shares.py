@@ -145,7 +145,7 @@ def test_a_member_queuing_many_runs_stops_at_their_share_of_the_enqueue_caps(sha
 
 
 def test_a_lone_surrogate_in_a_handlers_message_keeps_its_error_record(
-    shares, acme, client, api_client, make_token
+    shares, acme, client, api_client, make_token, caplog
 ):
     """Issue 35: the record was lost and the call answered a platform fault (-32603 / 500)."""
     plain = call(shares["other"], "boom", {})
@@ -169,6 +169,9 @@ def test_a_lone_surrogate_in_a_handlers_message_keeps_its_error_record(
     assert front[1].json()["code"] == front[0].json()["code"] == "handler_error"  # not server_error
     kept = front[1].json()["errorId"]
     assert api_client.get(f"/api/tenants/acme/errors/{kept}", **admin).status_code == 200
+    # The platform's own log lines (the host logs the handler's traceback) are UTF-8 too.
+    assert any("a lone surrogate: \\ud800" in r.getMessage() for r in caplog.records)
+    assert all(r.getMessage().encode("utf-8") for r in caplog.records)
 
 
 def test_a_member_flooding_failures_cannot_evict_another_members_error_records(
