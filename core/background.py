@@ -7,7 +7,8 @@ stays queued and its owner's sweep sends it again).
 With a broker, the id goes to the Celery task named ``task_name``. Without one (the embedded
 default, ``task_always_eager``) the work must not run in the thread that sends it (the request's),
 so it goes to a ``core.fair_pool.FairPool`` of this process, built on first use from the settings of
-that moment: ``workers_setting`` threads, at most ``share_setting`` of them for one tenant.
+that moment: ``workers_setting`` threads, at most ``share_setting`` of them for one tenant, and
+(given ``member_of``) the tenant's members served in turn.
 
 Agent runs (``agents.queue``), MCP task runs (``mcp_gateway.mcp_tasks.queue``) and app job runs
 (``apps_runtime.jobs.queue``) are each one ``Dispatcher``.
@@ -40,6 +41,8 @@ class Dispatcher:
     workers_setting: str
     share_setting: str
     nice: int = 0  # niced threads yield the CPU to requests being answered
+    # The row's member (``Caller.person_key``): the pool then serves a tenant's members in turn.
+    member_of: Callable[[str], Hashable] | None = None
     _pool: FairPool | None = field(default=None, init=False, repr=False)
     _pool_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -79,7 +82,8 @@ class Dispatcher:
             return
         tenant = self.tenant_of(one)
         if tenant is not None:  # deleted or purged meanwhile: nothing to run
-            self.in_process_pool().submit(tenant, self._run_in_process, one)
+            member = self.member_of(one) if self.member_of is not None else None
+            self.in_process_pool().submit(tenant, self._run_in_process, one, member=member)
 
     def _run_in_process(self, one: str) -> None:
         try:

@@ -4,7 +4,9 @@ With no broker (the embedded default) MCP task runs and app job runs execute in 
 FIFO pool lets one tenant's backlog hold every thread while another tenant's one trivial task waits
 behind it. Here each tenant has a queue of its own, a tenant runs at most ``share`` items at once,
 and free threads take the next item from the tenants in turn (round robin), so a tenant's backlog
-waits behind its own work only.
+waits behind its own work only. Inside a tenant, items submitted for different members are taken in
+turn the same way (a member with nothing queued first), so one member's backlog does not hold
+another member's item of the same tenant back (each member still waits behind their own).
 """
 
 from __future__ import annotations
@@ -21,10 +23,34 @@ from typing import Any
 logger = logging.getLogger("core.fair_pool")
 
 
+Item = tuple[Callable[..., Any], tuple]
+
+
 @dataclass
 class _Tenant:
-    queued: deque[tuple[Callable[..., Any], tuple]] = field(default_factory=deque)
+    # One queue per member, in turn order: the next member served comes first.
+    members: dict[Hashable, deque[Item]] = field(default_factory=dict)
     running: int = 0
+
+    @property
+    def queued(self) -> int:
+        return sum(len(items) for items in self.members.values())
+
+    def append(self, member: Hashable, item: Item) -> None:
+        if member in self.members:
+            self.members[member].append(item)
+        else:
+            # A member with nothing queued goes first: those with a backlog have been served already.
+            self.members = {member: deque([item]), **self.members}
+
+    def popleft(self) -> Item:
+        """The next member's oldest item; that member goes to the back of the turn order."""
+        member, items = next(iter(self.members.items()))
+        item = items.popleft()
+        del self.members[member]
+        if items:
+            self.members[member] = items
+        return item
 
 
 class FairPool:
@@ -41,10 +67,11 @@ class FairPool:
         self._tenants: dict[Hashable, _Tenant] = {}  # in turn order: the next tenant served comes first
         self._threads: list[threading.Thread] = []
 
-    def submit(self, tenant: Hashable, fn: Callable[..., Any], *args: Any) -> None:
-        """Queue ``fn(*args)`` for ``tenant``; exceptions it raises are logged, never propagated."""
+    def submit(self, tenant: Hashable, fn: Callable[..., Any], *args: Any, member: Hashable = None) -> None:
+        """Queue ``fn(*args)`` for ``tenant`` (and ``member`` of it: taken in turn with the tenant's
+        other members); exceptions it raises are logged, never propagated."""
         with self._lock:
-            self._tenants.setdefault(tenant, _Tenant()).queued.append((fn, args))
+            self._tenants.setdefault(tenant, _Tenant()).append(member, (fn, args))
             if len(self._threads) < self.workers:
                 thread = threading.Thread(
                     target=self._work, name=f"{self.name}-{len(self._threads)}", daemon=True
@@ -57,7 +84,7 @@ class FairPool:
         """Items of ``tenant`` waiting for a thread."""
         with self._lock:
             found = self._tenants.get(tenant)
-            return len(found.queued) if found is not None else 0
+            return found.queued if found is not None else 0
 
     def running(self, tenant: Hashable) -> int:
         with self._lock:
@@ -71,8 +98,8 @@ class FairPool:
 
     def _next(self) -> tuple[Hashable, Callable[..., Any], tuple] | None:
         for key, tenant in self._tenants.items():
-            if tenant.queued and tenant.running < self.share:
-                fn, args = tenant.queued.popleft()
+            if tenant.members and tenant.running < self.share:
+                fn, args = tenant.popleft()
                 tenant.running += 1
                 # The tenant goes to the back of the turn order.
                 del self._tenants[key]
@@ -99,6 +126,6 @@ class FairPool:
                 with self._lock:
                     tenant = self._tenants[key]
                     tenant.running -= 1
-                    if not tenant.queued and not tenant.running:
+                    if not tenant.members and not tenant.running:
                         del self._tenants[key]
                     self._lock.notify_all()

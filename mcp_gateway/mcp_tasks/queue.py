@@ -4,7 +4,8 @@ Without a broker (the embedded default) a run must not execute in the thread tha
 ``tools/call``: the caller is promised an answer at once. So it goes to a small pool of threads of
 the server (``core.background``: TASK_IN_PROCESS_WORKERS), shared fairly: a tenant runs at most
 TASK_TENANT_SHARE tasks at once, and the tenants' queues are served in turn, so one tenant's long
-tasks never hold another tenant's task back. A run lost there with the process is found by the sweep.
+tasks never hold another tenant's task back (inside a tenant, its members' queues in turn). A run
+lost there with the process is found by the sweep.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ def _tenant_of(task_id: str) -> Hashable | None:
     return ToolTask.all_tenants.filter(task_id=task_id).values_list("tenant_id", flat=True).first()
 
 
+def _member_of(task_id: str) -> Hashable:
+    return ToolTask.all_tenants.filter(task_id=task_id).values_list("member", flat=True).first()
+
+
 runs = Dispatcher(
     "mcp-task",
     task_name=RUN_TASK,
@@ -29,6 +34,7 @@ runs = Dispatcher(
     run=execute_task,
     workers_setting="TASK_IN_PROCESS_WORKERS",
     share_setting="TASK_TENANT_SHARE",
+    member_of=_member_of,
 )
 
 

@@ -8,13 +8,16 @@ member's service is measured before and during the flood, as a ratio (``MEASURED
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anyio
 import mcp.types as types
 import pytest
 
+from mcp_gateway.mcp_tasks import queue as task_queue
 from mcp_gateway.mcp_tasks.runs import execute_task
+from mcp_gateway.models import ToolTask
 from mcp_gateway.transport.in_process import connect
 from tests.support.task_app import TASK_FILES, task_manifest
 from tests.support.task_client import send
@@ -52,14 +55,14 @@ def held(monkeypatch) -> list[str]:
     return sent
 
 
-def create(bearer: str, count: int, label: str = "x") -> list[dict[str, Any]]:
+def create(bearer: str, count: int, label: str = "x", seconds: float = 0) -> list[dict[str, Any]]:
     """``count`` task-augmented calls of the slow report: each answer, raw (a task, or an error)."""
 
     async def main():
         async with connect("acme", bearer) as client:
             request = types.CallToolRequest(
                 params=types.CallToolRequestParams(
-                    name=SLOW, arguments={"seconds": 0, "label": label}, task=types.TaskMetadata()
+                    name=SLOW, arguments={"seconds": seconds, "label": label}, task=types.TaskMetadata()
                 )
             )
             return [await send(client, request) for _ in range(count)]
@@ -125,3 +128,37 @@ def test_a_member_keeps_results_only_within_their_share_of_the_storage_quota(mem
     MEASURED["task results: other member's results kept, during / before"] = stored[1] / stored[0]
     assert stored == [True, True]
     assert len(during["structuredContent"]["label"]) == 300_000
+
+
+@pytest.fixture
+def pool(settings, monkeypatch):
+    """A fresh in-process task pool: two threads, one per tenant at a time (the defaults)."""
+    settings.TASK_IN_PROCESS_WORKERS, settings.TASK_TENANT_SHARE = 2, 1
+    monkeypatch.setattr(task_queue, "_pool", None)
+    yield task_queue.in_process_pool
+    assert task_queue.in_process_pool().wait_idle(60)
+
+
+def test_a_members_backlog_does_not_hold_another_members_task_back(members, pool):
+    """The tenant's task thread serves its members in turn: the other member's task runs after at
+    most one more of the flooder's, not after their whole backlog."""
+
+    def timed(bearer: str) -> float:
+        started = time.monotonic()
+        [created] = create(bearer, 1)
+        task_id = created["task"]["taskId"]
+        while ToolTask.all_tenants.get(task_id=task_id).status == "working":
+            assert time.monotonic() - started < 60, "the other member's task never ran"
+            pool().wait_idle(0.02)
+        return time.monotonic() - started
+
+    timed(members["other"])  # the first run warms the app up: not a fair baseline
+    before = timed(members["other"])
+    flood = accepted(create(members["flooder"], 6, "f", seconds=0.5))
+    during = timed(members["other"])
+
+    waiting = ToolTask.all_tenants.filter(task_id__in=flood, started_at__isnull=True).count()
+    MEASURED["task latency: other member's task, during / before (not asserted)"] = during / before
+    MEASURED["task latency: other member's task before, s"] = before
+    MEASURED["task latency: other member's task during (the flood's tasks take 0.5 s each), s"] = during
+    assert len(flood) >= 5 and waiting >= 2  # it ran while most of the flood still waited
