@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db.models import Q, QuerySet, Sum
 
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.models import HandlerError, JobRun
@@ -31,8 +31,8 @@ from core.member_shares import member_share
 
 UNFINISHED = (JobRun.Status.QUEUED, JobRun.Status.RUNNING)
 
-# Bytes of one kind of stored row: of the tenant, or of one member of it (``member`` not None).
-StoredBytes = Callable[[int, str | None], int]
+# Bytes of one kind of stored row: (of the whole tenant, of one member of it), in one query.
+StoredBytes = Callable[[int, str], tuple[int, int]]
 _KINDS: dict[str, StoredBytes] = {}
 
 
@@ -55,9 +55,10 @@ def count_stored(kind: str, stored_bytes: StoredBytes) -> None:
     _KINDS[kind] = stored_bytes
 
 
-def used_bytes(tenant_id: int, member: str | None = None) -> int:
-    """Bytes the tenant (or one member of it) keeps, every registered kind together."""
-    return sum(stored(tenant_id, member) for stored in _KINDS.values())
+def used_bytes(tenant_id: int, member: str) -> tuple[int, int]:
+    """Bytes the tenant keeps, and of those the member's, every registered kind together."""
+    counts = [stored(tenant_id, member) for stored in _KINDS.values()]
+    return sum(everyone for everyone, _ in counts), sum(mine for _, mine in counts)
 
 
 def member_share_bytes() -> int:
@@ -71,29 +72,28 @@ def check_room(tenant_id: int, member: str, size: int, *, what: str) -> None:
         StorageQuotaExceeded: over the member's share (``whose="member"``) or the tenant's quota.
     """
     share = member_share_bytes()
-    mine = used_bytes(tenant_id, member)
+    everyone, mine = used_bytes(tenant_id, member)
     if mine + size > share:
         raise StorageQuotaExceeded(what, size, mine, share, whose="member")
     quota = settings.TENANT_STORAGE_QUOTA_BYTES
-    everyone = used_bytes(tenant_id)
     if everyone + size > quota:
         raise StorageQuotaExceeded(what, size, everyone, quota, whose="tenant")
 
 
-def _summed(rows, field: str, member: str | None) -> int:
-    if member is not None:
-        rows = rows.filter(member=member)
-    return rows.aggregate(total=Sum(field))["total"] or 0
+def summed(rows: QuerySet, field: str, member: str) -> tuple[int, int]:
+    """``field`` summed over ``rows``, and over those of ``member``: what a kind of row counts."""
+    totals = rows.aggregate(everyone=Sum(field), mine=Sum(field, filter=Q(member=member)))
+    return totals["everyone"] or 0, totals["mine"] or 0
 
 
-def _job_bodies(tenant_id: int, member: str | None) -> int:
+def _job_bodies(tenant_id: int, member: str) -> tuple[int, int]:
     # Only unfinished runs keep a body (``jobs.runs`` drops it at the end).
     unfinished = JobRun.objects.for_tenant(tenant_id).filter(status__in=UNFINISHED)
-    return _summed(unfinished, "body_bytes", member)
+    return summed(unfinished, "body_bytes", member)
 
 
-def _error_records(tenant_id: int, member: str | None) -> int:
-    return _summed(HandlerError.objects.for_tenant(tenant_id), "size_bytes", member)
+def _error_records(tenant_id: int, member: str) -> tuple[int, int]:
+    return summed(HandlerError.objects.for_tenant(tenant_id), "size_bytes", member)
 
 
 count_stored("job bodies", _job_bodies)

@@ -17,9 +17,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps_runtime.storage_quota import summed
 from core.member_shares import member_share
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
@@ -198,13 +199,11 @@ def claim(task: ToolTask, timeout_ms: int) -> bool:
     return bool(claimed)
 
 
-def kept_result_bytes(tenant_id: int, member: str | None = None) -> int:
-    """Bytes of the results the tenant's tasks (or one member's) still keep (until they expire):
-    what tasks count against the tenant's storage quota (``apps_runtime.storage_quota``)."""
+def kept_result_bytes(tenant_id: int, member: str) -> tuple[int, int]:
+    """Bytes of the results the tenant's tasks still keep (until they expire), and of those the
+    member's: what tasks count against the tenant's storage quota (``apps_runtime.storage_quota``)."""
     kept = ToolTask.objects.for_tenant(tenant_id).filter(expires_at__gt=timezone.now())
-    if member is not None:
-        kept = kept.filter(member=member)
-    return kept.aggregate(total=Sum("result_bytes"))["total"] or 0
+    return summed(kept, "result_bytes", member)
 
 
 def finish(task: ToolTask, result: dict, size: int, *, failed: bool, by_platform: bool = False) -> bool:

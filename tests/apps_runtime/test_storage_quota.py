@@ -42,9 +42,20 @@ def test_every_kind_counts_against_the_tenant_and_the_member(acme, scope_of):
     record_handler_error(
         tenant_id=acme.pk, error_id="err_1", kind="k", route_key="r", trace="t" * 300, member="user:other"
     )
-    assert used_bytes(acme.pk, writer.caller.person_key) == 1000
-    assert used_bytes(acme.pk, "user:other") == 300
-    assert used_bytes(acme.pk) == 1300
+    assert used_bytes(acme.pk, writer.caller.person_key) == (1300, 1000)
+    assert used_bytes(acme.pk, "user:other") == (1300, 300)
+
+
+def test_an_enqueue_checks_its_caps_and_the_quota_in_a_fixed_number_of_queries(
+    scope_of, django_assert_num_queries
+):
+    writer = scope_of("writer")
+    enqueue_run(writer, "POST /jobs/write", _body(100))
+    # Four cap counts (the member's and the tenant's, per minute and unfinished), one sum per kind
+    # of stored row (job bodies, error records, task results: each the tenant's and the member's),
+    # and the insert.
+    with django_assert_num_queries(8):
+        enqueue_run(writer, "POST /jobs/write", _body(100))
 
 
 def test_the_tenant_quota_is_reached_only_by_several_members_together(acme, scope_of, settings):
