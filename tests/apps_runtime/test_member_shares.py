@@ -16,6 +16,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 
 from apps_runtime.jobs import execute
 from apps_runtime.models import HandlerError, JobRun
@@ -159,6 +161,10 @@ def test_a_lone_surrogate_in_a_handlers_message_keeps_its_error_record(
     record = api_client.get(f"/api/tenants/acme/errors/{error_id}", **admin)
     assert record.status_code == 200
     assert "a lone surrogate: \\ud800 and a NUL: \\x00" in record.json()["trace"]
+    console = Client()
+    console.force_login(get_user_model().objects.get(username="admin"))
+    page = console.get(f"/console/acme/errors/{error_id}")
+    assert page.status_code == 200 and "a lone surrogate: \\ud800" in page.content.decode()
 
     # The front-end path answers it as it answers any handler failure, with the record kept.
     front = [
