@@ -51,7 +51,9 @@ def members(acme, deploy, make_token) -> dict[str, str]:
 def held(monkeypatch) -> list[str]:
     """Task runs are collected, not sent: tasks wait to start until the test runs them."""
     sent: list[str] = []
-    monkeypatch.setattr("mcp_gateway.mcp_tasks.queue._send", sent.append)
+    monkeypatch.setattr(
+        "mcp_gateway.mcp_tasks.queue.runs._send", lambda task_id, countdown: sent.append(task_id)
+    )
     return sent
 
 
@@ -131,12 +133,12 @@ def test_a_member_keeps_results_only_within_their_share_of_the_storage_quota(mem
 
 
 @pytest.fixture
-def pool(settings, monkeypatch):
+def pool(settings):
     """A fresh in-process task pool: two threads, one per tenant at a time (the defaults)."""
     settings.TASK_IN_PROCESS_WORKERS, settings.TASK_TENANT_SHARE = 2, 1
-    monkeypatch.setattr(task_queue, "_pool", None)
-    yield task_queue.in_process_pool
-    assert task_queue.in_process_pool().wait_idle(60)
+    task_queue.runs.forget_pool()
+    yield task_queue.runs.in_process_pool
+    assert task_queue.runs.in_process_pool().wait_idle(60)
 
 
 def test_a_members_backlog_does_not_hold_another_members_task_back(members, pool):
