@@ -10,6 +10,9 @@ What the filter refuses (EPERM unless noted):
   * sockets: socket (every family), socketpair except AF_UNIX (asyncio's self-pipe needs it);
   * IPC that outlives the call or crosses calls: SysV shared memory, semaphores and message queues (shm*,
     sem*, msg*) and POSIX message queues (mq_*); a handler's threads share memory without them;
+  * memory no limit counts: memfd_create and memfd_secret (in-memory files, whose pages RLIMIT_AS never
+    sees: a warm worker could hold them between calls), and fcntl(F_SETPIPE_SZ) (a pipe keeps its
+    default 64 KiB buffer, so the 64 fds a handler may open hold at most a few MiB of kernel memory);
   * other processes: ptrace, process_vm_*, kcmp, pidfd_*, tkill, kill/tgkill/rt_*sigqueueinfo of any pid but
     our own, sched_set*/prlimit64/setpriority/ioprio_set aimed at another process, migrate/move_pages;
   * namespaces and mounts: unshare, setns, mount and the new mount API, pivot_root, chroot;
@@ -51,6 +54,7 @@ def _arg(index: int) -> int:
 AF_UNIX = 1
 CLONE_THREAD = 0x00010000
 CLONE_NEW_ANY = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+F_SETPIPE_SZ = 1031
 
 # x86_64 syscall numbers
 SYS = {
@@ -155,7 +159,10 @@ SYS = {
     "process_madvise": 440,
     "mount_setattr": 442,
     "quotactl_fd": 443,
+    "memfd_secret": 447,
     "process_mrelease": 448,
+    "memfd_create": 319,
+    "fcntl": 72,
 }
 DENIED = (
     "fork",
@@ -247,6 +254,8 @@ DENIED = (
     "mq_timedreceive",
     "mq_notify",
     "mq_getsetattr",
+    "memfd_create",
+    "memfd_secret",
 )
 # Allowed only when the pid in argument 0 is 0 (the caller) or the caller's own pid.
 SELF_ONLY = (
@@ -332,6 +341,7 @@ def _program() -> tuple[bytearray, list[tuple[int, str]]]:
             SYS["socketpair"]: "socketpair",
             SYS["kill"]: "kill_check",
             SYS["setpriority"]: "setpriority",
+            SYS["fcntl"]: "fcntl",
         }
     )
     _search(a, sorted(actions), actions)
@@ -354,6 +364,10 @@ def _program() -> tuple[bytearray, list[tuple[int, str]]]:
     a.label("setpriority")  # setpriority(which, who, prio): only who == 0, the caller
     a.emit(_LD_ABS, _arg(1))
     a.emit(_JEQ, 0, "allow", "deny")
+
+    a.label("fcntl")  # fcntl(fd, cmd, ...): every command but F_SETPIPE_SZ
+    a.emit(_LD_ABS, _arg(1))
+    a.emit(_JEQ, F_SETPIPE_SZ, "deny", "allow")
 
     a.label("self_only")
     a.emit(_LD_ABS, _arg(0))
