@@ -599,3 +599,10 @@ MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
 # Agent runs: a finished run (completed, failed, cancelled) and its steps are deleted this many days
 # after it ended (manage.py purge_expired; beat runs it hourly, the in-process clock with no broker).
 RETENTION_AGENT_RUN_DAYS = _env_float("RETENTION_AGENT_RUN_DAYS", 30.0)
+
+# --- sandbox-mem ---
+# What one tenant's warm workers may hold in all, per server process (docs/isolation.md, "Cost"): a worker
+# whose call takes its tenant over is recycled. Every SANDBOX_SUPERSEDED_CHECK_S seconds a server retires
+# its warm workers of app versions a deploy, rollback or undeploy made elsewhere superseded.
+SANDBOX_WARM_TENANT_MEMORY_MB = _env_int("SANDBOX_WARM_TENANT_MEMORY_MB", 512)
+SANDBOX_SUPERSEDED_CHECK_S = _env_float("SANDBOX_SUPERSEDED_CHECK_S", 5.0)
