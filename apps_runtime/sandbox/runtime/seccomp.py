@@ -12,7 +12,9 @@ What the filter refuses (EPERM unless noted):
     sem*, msg*) and POSIX message queues (mq_*); a handler's threads share memory without them;
   * memory no limit counts: memfd_create and memfd_secret (in-memory files, whose pages RLIMIT_AS never
     sees: a warm worker could hold them between calls), and fcntl(F_SETPIPE_SZ) (a pipe keeps its
-    default 64 KiB buffer, so the 64 fds a handler may open hold at most a few MiB of kernel memory);
+    default 64 KiB buffer) and setsockopt(SO_SNDBUF/SO_RCVBUF and their FORCE forms: a socket keeps the
+    kernel's default buffer, ~208 KiB, where net.core.wmem_max may allow MiBs), so the 64 fds a handler may
+    open hold at most ~13 MiB of kernel memory;
   * other processes: ptrace, process_vm_*, kcmp, pidfd_*, tkill, kill/tgkill/rt_*sigqueueinfo of any pid but
     our own, sched_set*/prlimit64/setpriority/ioprio_set aimed at another process, migrate/move_pages;
   * namespaces and mounts: unshare, setns, mount and the new mount API, pivot_root, chroot;
@@ -55,6 +57,8 @@ AF_UNIX = 1
 CLONE_THREAD = 0x00010000
 CLONE_NEW_ANY = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 F_SETPIPE_SZ = 1031
+# setsockopt option names that size a socket's buffers (SOL_SOCKET; only AF_UNIX sockets exist here)
+SO_BUFFER_SIZES = (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 
 # x86_64 syscall numbers
 SYS = {
@@ -163,6 +167,7 @@ SYS = {
     "process_mrelease": 448,
     "memfd_create": 319,
     "fcntl": 72,
+    "setsockopt": 54,
 }
 DENIED = (
     "fork",
@@ -342,6 +347,7 @@ def _program() -> tuple[bytearray, list[tuple[int, str]]]:
             SYS["kill"]: "kill_check",
             SYS["setpriority"]: "setpriority",
             SYS["fcntl"]: "fcntl",
+            SYS["setsockopt"]: "setsockopt",
         }
     )
     _search(a, sorted(actions), actions)
@@ -368,6 +374,12 @@ def _program() -> tuple[bytearray, list[tuple[int, str]]]:
     a.label("fcntl")  # fcntl(fd, cmd, ...): every command but F_SETPIPE_SZ
     a.emit(_LD_ABS, _arg(1))
     a.emit(_JEQ, F_SETPIPE_SZ, "deny", "allow")
+
+    a.label("setsockopt")  # setsockopt(fd, level, optname, ...): every option but a buffer's size
+    a.emit(_LD_ABS, _arg(2))
+    for optname in SO_BUFFER_SIZES:
+        a.emit(_JEQ, optname, "deny", 0)
+    a.emit(_RET, RET_ALLOW)
 
     a.label("self_only")
     a.emit(_LD_ABS, _arg(0))

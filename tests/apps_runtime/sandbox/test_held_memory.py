@@ -1,6 +1,7 @@
 """A handler cannot make the host hold memory past its bounds: in-memory files, shared memory, its scratch
-filesystem and stuffed pipes are refused or bounded, and a warm worker that keeps any of them past its call
-is retired, so the host's shared memory (``/proc/meminfo`` Shmem) is back where it was once the call ends.
+filesystem, stuffed pipes and sockets are refused or bounded, and a warm worker that keeps any of them past
+its call is retired, so the host's shared memory (``/proc/meminfo`` Shmem) is back where it was once the call
+ends.
 
 The host figure is the whole machine's, so other processes move it too: the margin (32 MiB) is far below
 what the attack held before (960 MiB in one call) and above the noise of a shared test host.
@@ -67,6 +68,24 @@ def _stuff_pipes():
         except BlockingIOError:
             pass
 
+def _grow_socket():
+    import socket
+    sender, receiver = socket.socketpair()
+    HELD.extend((sender, receiver))
+    sender.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+
+def _stuff_sockets():
+    import socket
+    for _ in range(4):
+        sender, receiver = socket.socketpair()
+        HELD.extend((sender, receiver))
+        sender.setblocking(False)
+        try:
+            while True:
+                sender.send(b"u" * 65536)
+        except BlockingIOError:
+            pass
+
 def _fill_scratch_and_keep_it():
     fd = os.open("kept", os.O_RDWR | os.O_CREAT, 0o600)
     HELD.append(fd)
@@ -80,6 +99,8 @@ def handle(request):
         "sysv_shm": _try("sysv_shm", _sysv_shm),
         "grow_pipe": _try("grow_pipe", _grow_pipe),
         "stuff_pipes": _try("stuff_pipes", _stuff_pipes),
+        "grow_socket": _try("grow_socket", _grow_socket),
+        "stuff_sockets": _try("stuff_sockets", _stuff_sockets),
         "scratch": _try("scratch", _fill_scratch_and_keep_it),
     }
     return {"outcome": outcome, "pid": os.getpid(), "held": len(HELD)}
@@ -87,8 +108,20 @@ def handle(request):
 
 # What seccomp and Landlock refuse at tiers 1-2 (tier 3 has neither: only the retirement bounds it).
 REFUSED = {
-    1: {"memfd": "EPERM", "posix_shm": "EACCES", "sysv_shm": "EPERM", "grow_pipe": "EPERM"},
-    2: {"memfd": "EPERM", "posix_shm": "EACCES", "sysv_shm": "EPERM", "grow_pipe": "EPERM"},
+    1: {
+        "memfd": "EPERM",
+        "posix_shm": "EACCES",
+        "sysv_shm": "EPERM",
+        "grow_pipe": "EPERM",
+        "grow_socket": "EPERM",
+    },
+    2: {
+        "memfd": "EPERM",
+        "posix_shm": "EACCES",
+        "sysv_shm": "EPERM",
+        "grow_pipe": "EPERM",
+        "grow_socket": "EPERM",
+    },
     3: {},
 }
 

@@ -108,3 +108,10 @@ def test_fcntl_may_not_grow_a_pipe_buffer(program):
 def test_in_memory_files_are_refused(program):
     for name in ("memfd_create", "memfd_secret"):
         assert _run(program, seccomp.SYS[name], (0, 0)) == DENY
+
+
+def test_setsockopt_may_not_size_a_sockets_buffers(program):
+    nr = seccomp.SYS["setsockopt"]
+    for optname in seccomp.SO_BUFFER_SIZES:
+        assert _run(program, nr, (5, 1, optname)) == DENY
+    assert _run(program, nr, (5, 1, 2)) == ALLOW  # SO_REUSEADDR, and every other option
