@@ -161,3 +161,41 @@ def test_a_hoarding_handler_leaves_the_hosts_shared_memory_where_it_was(tier, sa
     assert box.pool_stats()["recycles"]["held"] == held_before + 2  # ...so each worker was retired,
     assert second["pid"] != first["pid"]  # and the next call got a fresh one
     assert after_kb - before_kb < MARGIN_KB, (before_kb, after_kb)
+
+
+KEEPER = """
+import os
+
+KEPT = []
+
+def handle(request):
+    KEPT.append(b"k" * (request.body.get("keep_mb", 0) << 20))
+    return {"pid": os.getpid(), "calls": len(KEPT)}
+"""
+
+
+def test_a_tenants_workers_together_hold_at_most_its_share(bundles_root, bundle_dir):
+    from apps_runtime.sandbox import Sandbox
+
+    bundle = write_bundle(bundle_dir, {HANDLER: KEEPER})
+    # Each worker holds ~14 MiB after a call, plus what it keeps: one keeping 14 MiB fits the 40 MiB share
+    # alone, two do not.
+    box = Sandbox(bundle_root=str(bundles_root), warm_tenant_memory_mb=40)
+
+    def call(tenant: str, app: str) -> dict:
+        invocation = Invocation(
+            bundle, HANDLER, {"body": {"keep_mb": 14}}, SandboxLimits(), tenant, f"{tenant}:{app}"
+        )
+        return box.run(invocation, refuse_data_calls).body
+
+    try:
+        first = call("t1", "a")
+        second = call("t1", "b")  # takes t1 over its share: this worker goes
+        other = call("t2", "a")  # another tenant's share is its own
+        assert box.pool_stats()["recycles"]["tenant_memory"] == 1
+        assert call("t1", "a") == {"pid": first["pid"], "calls": 2}  # the first worker stayed
+        assert call("t1", "b")["pid"] != second["pid"]
+        assert call("t2", "a") == {"pid": other["pid"], "calls": 2}
+        assert 28 <= box.pool_stats()["held_mb"] <= 3 * 40
+    finally:
+        box.close()
