@@ -457,7 +457,7 @@ class Sandbox:
                     return outcome
             elif self._workers is not None:
                 self._workers.count_call(warm=False)
-            slot = self._slots.acquire(deadline - time.monotonic())
+            slot = self._acquire_slot(deadline)
             if slot is None:
                 raise queue_timeout(
                     invocation,
@@ -470,6 +470,17 @@ class Sandbox:
         finally:
             if key is not None:
                 self._gate.leave(key)
+
+    def _acquire_slot(self, deadline: float) -> Slot | None:
+        """A free call slot, waiting until ``deadline`` at most. A call never waits for a slot an idle warm
+        worker holds: when none is free at once, the least recently used idle worker gives its slot up.
+        """
+        slot = self._slots.acquire(0)
+        if slot is None and self._workers is not None:
+            victim = self._workers.least_recently_used()
+            if victim is not None:
+                self._retire(victim, "evicted")
+        return slot or self._slots.acquire(deadline - time.monotonic())
 
     def _check_bundle_dir(self, bundle_dir: str) -> str:
         if not os.path.isabs(bundle_dir):

@@ -144,6 +144,14 @@ class WorkerPool:
             self._reserved[tenant] += 1
             return True, victims
 
+    def least_recently_used(self) -> Worker | None:
+        """The idle worker used least recently, taken off the idle list (to be retired), or None."""
+        with self._lock:
+            victim = next(iter(self._idle), None)
+            if victim is not None:
+                self._unidle(victim)
+            return victim
+
     def unreserve(self, tenant: str | None) -> None:
         with self._lock:
             self._reserved[tenant] -= 1
