@@ -9,6 +9,7 @@ exactly as for a deploy made by another server, replica or ``manage.py deploy``.
 import pytest
 
 from apps_runtime.deploy import undeploy_app
+from apps_runtime.models import App
 from apps_runtime.sandbox import get_sandbox
 from apps_runtime.superseded import retire_superseded
 
@@ -29,23 +30,28 @@ def _superseded() -> int:
     return get_sandbox().pool_stats()["recycles"]["superseded"]
 
 
-def _workers_of(tenant_id: int) -> set[str]:
-    return {key for key in get_sandbox().warm_keys() if key.startswith(f"{tenant_id}:")}
+def _workers_of(tenant) -> set[str]:
+    """The warm keys of the counter app's workers (of any version)."""
+    app = App.objects.for_tenant(tenant).get(name="counter")
+    return {key for key in get_sandbox().warm_keys() if key.startswith(f"{tenant.pk}:{app.pk}:")}
 
 
 def test_the_sweep_retires_a_superseded_versions_idle_worker_without_a_call(acme, deploy, client):
     deploy(acme, MANIFEST, FILES)
     assert [_count(client)["calls"] for _ in range(2)] == [1, 2]
-    old_keys = _workers_of(acme.pk)
+    old_keys = _workers_of(acme)
     assert len(old_keys) == 1
+    retire_superseded()  # the current version's worker stays
+    assert _workers_of(acme) == old_keys
     before = _superseded()
 
     deploy(acme, MANIFEST, FILES)  # a new version, committed "elsewhere": no drain in this process
 
-    assert _workers_of(acme.pk) == old_keys  # still held: nothing here has heard of the deploy yet
-    assert retire_superseded() == 1
-    assert _superseded() == before + 1
-    assert _workers_of(acme.pk) == set()
+    assert _workers_of(acme) == old_keys  # still held: nothing here has heard of the deploy yet
+    # At least ours: ids rolled back by earlier tests come again, and so may their workers' keys.
+    assert retire_superseded() >= 1
+    assert _superseded() >= before + 1
+    assert _workers_of(acme) == set()
 
 
 def test_the_apps_next_call_retires_its_other_versions_workers_and_runs_the_new_version(acme, deploy, client):
@@ -58,17 +64,19 @@ def test_the_apps_next_call_retires_its_other_versions_workers_and_runs_the_new_
     new = _count(client)
 
     assert new["calls"] == 1  # the new version's worker: the old one's globals are not seen
-    assert _superseded() == before + 1  # and the old version's worker is gone, not left to idle out
-    assert len(_workers_of(acme.pk)) == 1
+    assert _superseded() >= before + 1  # and the old version's worker is gone, not left to idle out
+    assert len(_workers_of(acme)) == 1
 
 
 def test_an_undeploy_made_elsewhere_retires_every_worker_of_the_app(acme, deploy, client):
     deploy(acme, MANIFEST, FILES)
     _count(client)
+    assert len(_workers_of(acme)) == 1
     before = _superseded()
 
     undeploy_app(acme, "counter", acting_user=None)
 
-    assert retire_superseded() == 1
-    assert _superseded() == before + 1
+    assert retire_superseded() >= 1
+    assert _superseded() >= before + 1
+    assert _workers_of(acme) == set()
     assert client.get("/t/acme/apps/counter/count").status_code == 404
