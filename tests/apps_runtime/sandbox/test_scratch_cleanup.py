@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -159,16 +160,31 @@ def test_a_live_servers_scratch_dir_is_left_alone_whatever_its_owner_file_claims
         later.close()
 
 
-@pytest.mark.parametrize("whole_group", [False, True], ids=["server", "process-group"])
-def test_a_server_stopped_by_sigterm_unmounts_and_removes_its_own_scratch_dir(scratch_parent, whole_group):
+@pytest.mark.parametrize(
+    ("whole_group", "workers"),
+    [(False, 1), (True, 1), (False, 2)],
+    ids=["server", "process-group", "two-workers"],
+)
+def test_a_server_stopped_by_sigterm_unmounts_and_removes_its_own_scratch_dir(
+    scratch_parent, whole_group, workers
+):
+    """Each worker process of ``serve --workers`` has a sandbox of its own, and runs no atexit hook either."""
     workdir = Path(tempfile.mkdtemp(prefix="sigterm-"))
-    platform = PlatformProcess(workdir, migrated_database(workdir).url, env={"TMPDIR": scratch_parent})
+    platform = PlatformProcess(
+        workdir,
+        migrated_database(workdir).url,
+        env={"TMPDIR": scratch_parent, "MCP_STATELESS": "true"},
+        serve_args=("--workers", str(workers)),
+    )
     try:
         platform.start()  # its lifespan starts the sandbox: the scratch dir and its call slots' mounts
-        (scratch_dir,) = os.listdir(scratch_parent)
-        own = os.path.join(scratch_parent, scratch_dir)
+        deadline = time.monotonic() + 30  # the other workers may still be starting
+        while len(os.listdir(scratch_parent)) < workers and time.monotonic() < deadline:
+            time.sleep(0.1)
+        owns = [os.path.join(scratch_parent, name) for name in os.listdir(scratch_parent)]
+        assert len(owns) == workers
         if os.geteuid() == 0:
-            assert len(_mounts_under(own)) == 64
+            assert [len(_mounts_under(own)) for own in owns] == [64] * workers
 
         if whole_group:  # as systemd or a container runtime stops it: the zygote gets the signal too
             os.killpg(platform.proc.pid, signal.SIGTERM)
@@ -178,7 +194,7 @@ def test_a_server_stopped_by_sigterm_unmounts_and_removes_its_own_scratch_dir(sc
 
         assert "Application shutdown complete" in platform.log_tail()
         assert os.listdir(scratch_parent) == []
-        assert _mounts_under(own) == []
+        assert [_mounts_under(own) for own in owns] == [[]] * workers
     finally:
         platform.kill()
         shutil.rmtree(workdir, ignore_errors=True)
