@@ -31,6 +31,8 @@ _READ_CHUNK = 256 * 1024
 # its deadline checks, nor make it buffer without bound.
 _READ_BUDGET = 1024 * 1024
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+# What a warm worker's fds 0-3 are (see runtime/child.py); any other fd of the runtime is a directory.
+_RUNTIME_FD_KINDS = {0: stat.S_ISCHR, 1: stat.S_ISFIFO, 2: stat.S_ISFIFO, 3: stat.S_ISSOCK}
 _IN = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
@@ -275,10 +277,9 @@ class Spare:
             return -1
         held = 0
         for name in names:
-            if int(name) <= 3:
-                continue
+            kind = _RUNTIME_FD_KINDS.get(int(name), stat.S_ISDIR)
             try:
-                if not stat.S_ISDIR(os.stat(f"{self._proc}/fd/{name}").st_mode):
+                if not kind(os.stat(f"{self._proc}/fd/{name}").st_mode):
                     held += 1
             except OSError:
                 held += 1  # gone meanwhile, or a target we may not stat: not the runtime's

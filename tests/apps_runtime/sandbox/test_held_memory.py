@@ -198,3 +198,27 @@ def test_a_tenants_workers_together_hold_at_most_its_share(bundles_root, bundle_
         assert call("t2", "a") == {"pid": other["pid"], "calls": 2}
     finally:
         box.close()
+
+
+SWAPPER = """
+import os
+
+def handle(request):
+    held = os.memfd_create("swapped")
+    os.pwrite(held, b"w" * (16 << 20), 0)
+    os.dup2(held, 0)  # where /dev/null was: the worker's fd count does not change
+    os.close(held)
+    return os.getpid()
+"""
+
+
+def test_an_in_memory_file_swapped_for_a_runtime_fd_still_retires_the_worker(sandbox_at, bundle_dir):
+    box = sandbox_at(3)  # the tier without the seccomp filter, where memfd_create works
+    bundle = write_bundle(bundle_dir, {HANDLER: SWAPPER})
+    invocation = Invocation(bundle, HANDLER, {}, SandboxLimits(), "swapper", f"swapper:{bundle}:1")
+    held_before = box.pool_stats()["recycles"]["held"]
+
+    first = box.run(invocation, refuse_data_calls).body
+
+    assert box.pool_stats()["recycles"]["held"] == held_before + 1
+    assert box.run(invocation, refuse_data_calls).body != first
