@@ -7,13 +7,15 @@ memory, so each process retires them:
 
 * when it next loads the app (``dispatch.load_app``, whose cache every deploy of the tenant invalidates):
   the app's other versions, at once, without a query (``dispatch.retire_other_versions``);
-* every ``SANDBOX_SUPERSEDED_CHECK_S`` seconds (the server's lifespan task, ``retire_forever``): one query
-  for the active versions of the apps it keeps workers of, and none at all while it keeps none.
+* every ``SANDBOX_SUPERSEDED_CHECK_S`` seconds (the server's lifespan task, ``retire_forever``; in a Celery
+  worker's pool processes, which have no lifespan, a ``Sweeper`` thread): one query for the active versions
+  of the apps it keeps workers of, and none at all while it keeps none.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 
 import anyio
 from django.conf import settings
@@ -69,3 +71,23 @@ async def retire_forever() -> None:
             await anyio.to_thread.run_sync(_retire_in_thread)
         except Exception:  # a lost database must not end the server's lifespan
             logger.exception("Cannot check the sandbox's warm workers for superseded app versions")
+
+
+class Sweeper(threading.Thread):
+    """``retire_superseded`` every ``interval_s`` (default ``SANDBOX_SUPERSEDED_CHECK_S``) on a daemon
+    thread, for processes without the server's lifespan (a Celery worker's pool processes); idle workers past
+    their idle time are recycled there too (``Sandbox.pool_stats`` does it), as the server's sampler does.
+    """
+
+    def __init__(self, interval_s: float | None = None):
+        super().__init__(name="sandbox-superseded-sweeper", daemon=True)
+        self.interval_s = interval_s
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval_s or settings.SANDBOX_SUPERSEDED_CHECK_S):
+            try:
+                _retire_in_thread()
+                get_sandbox().pool_stats()
+            except Exception:  # a lost database must not end the sweeps
+                logger.exception("Cannot check the sandbox's warm workers for superseded app versions")

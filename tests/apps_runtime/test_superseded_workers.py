@@ -6,12 +6,14 @@ retired here too, without waiting for their idle time: on the app's next load, a
 exactly as for a deploy made by another server, replica or ``manage.py deploy``.
 """
 
+import time
+
 import pytest
 
 from apps_runtime.deploy import undeploy_app
 from apps_runtime.models import App
 from apps_runtime.sandbox import get_sandbox
-from apps_runtime.superseded import retire_superseded
+from apps_runtime.superseded import Sweeper, retire_superseded
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +82,28 @@ def test_an_undeploy_made_elsewhere_retires_every_worker_of_the_app(acme, deploy
     assert _superseded() >= before + 1
     assert _workers_of(acme) == set()
     assert client.get("/t/acme/apps/counter/count").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_workers_sweeper_thread_retires_a_superseded_versions_worker(acme, deploy, client, monkeypatch):
+    """A Celery worker's pool process has no lifespan: its ``Sweeper`` thread (started on
+    ``worker_process_init``) does the sweep, on a connection of its own (so the deploys are committed here,
+    and the deploying process's own drain on commit is turned off: the deploy is another process's).
+    """
+    monkeypatch.setattr("apps_runtime.deploy._drain_on_commit", lambda app: None)
+    deploy(acme, MANIFEST, FILES)
+    _count(client)
+    old_keys = _workers_of(acme)
+    sweeper = Sweeper(interval_s=0.05)
+    sweeper.start()
+    try:
+        before = _superseded()
+        deploy(acme, MANIFEST, FILES)
+        deadline = time.monotonic() + 20
+        while _workers_of(acme) == old_keys and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        sweeper.stopped.set()
+        sweeper.join(timeout=10)
+    assert _workers_of(acme) == set()
+    assert _superseded() >= before + 1
