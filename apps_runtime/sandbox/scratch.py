@@ -171,8 +171,9 @@ def _remove_tree(directory: str) -> None:
 
 def remove_stale(parent: str) -> list[str]:
     """Remove the scratch dirs in ``parent`` that a sandbox of ours left when its process was killed:
-    only dirs named like ours, owned by our uid, holding an owner file whose process is provably gone.
-    Their slot filesystems are unmounted first. Returns the dirs removed.
+    only dirs named like ours, owned by our uid, holding an owner file whose lock nobody holds (or, written
+    by an older version, whose process is provably gone): never a live sandbox's, whatever its owner file
+    says. Their slot filesystems are unmounted first. Returns the dirs removed.
     """
     removed = []
     try:
@@ -204,7 +205,10 @@ def remove_stale(parent: str) -> list[str]:
 
 
 class ScratchArea:
-    """This sandbox's private dir under ``parent`` and its slots. Only the creating process removes it."""
+    """This sandbox's private dir under ``parent`` and its slots. Only the creating process removes it, in
+    ``close()``, which a server calls on its way out (``supervisor.close_sandbox``); while it lives it holds
+    the owner file's lock, so no other sandbox takes the dir for stale.
+    """
 
     def __init__(self, parent: str):
         """Create the private dir (and ``parent`` if missing), first removing stale ones.
