@@ -32,5 +32,6 @@ class AppsRuntimeConfig(AppConfig):
             warm_max_calls=settings.SANDBOX_WARM_MAX_CALLS,
             warm_idle_s=settings.SANDBOX_WARM_IDLE_S,
             warm_max_growth_mb=settings.SANDBOX_WARM_MAX_GROWTH_MB,
+            warm_tenant_memory_mb=settings.SANDBOX_WARM_TENANT_MEMORY_MB,
             **options,
         )

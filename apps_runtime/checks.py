@@ -29,6 +29,8 @@ BOUNDS = {
     "SANDBOX_WARM_MAX_CALLS": Bound(int, 1),
     "SANDBOX_WARM_IDLE_S": Bound(float, 0.001),
     "SANDBOX_WARM_MAX_GROWTH_MB": Bound(int, 1),
+    "SANDBOX_WARM_TENANT_MEMORY_MB": Bound(int, 16),
+    "SANDBOX_SUPERSEDED_CHECK_S": Bound(float, 0.1),
     "SANDBOX_QUEUE_TIMEOUT_MS": Bound(int, 0),
     "JOBS_MAX_ATTEMPTS": Bound(int, 1),
     "JOBS_RETRY_BACKOFF_SECONDS": Bound(float, 0),

@@ -189,7 +189,7 @@ def _activate(app: App, version: AppVersion, manifest: dict, planned: list[tuple
 def _drain_on_commit(app: App) -> None:
     """Once the switch is committed, retire this process's warm workers of every version of ``app``.
     Other processes never give an old version's worker a call of the new one (workers are keyed by version)
-    and recycle it when it has been idle for its idle time.
+    and retire it when they next load the app or sweep for superseded versions (``apps_runtime.superseded``).
     """
     prefix = warm_key(app.tenant_id, app.pk)
     transaction.on_commit(lambda: get_sandbox().drain_workers(prefix))

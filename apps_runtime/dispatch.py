@@ -84,7 +84,18 @@ def load_app(tenant: Tenant, name: str) -> LoadedApp:
     loaded = _loaded.get(key)
     if loaded is None:
         loaded = _loaded.put(key, _load_app(tenant, name))
+        # Loaded anew: the tenant changed since, maybe by a deploy made in another process.
+        retire_other_versions(loaded.app.tenant_id, loaded.app.pk, loaded.version.pk)
     return loaded
+
+
+def retire_other_versions(tenant_id: int, app_id: int, version_id: int | None) -> int:
+    """Retire this process's warm workers of the app's versions other than ``version_id`` (all of them when
+    None: undeployed), which a deploy made elsewhere superseded; returns how many were idle.
+    ``superseded.retire_superseded`` sweeps them for every app, periodically.
+    """
+    current = warm_key(tenant_id, app_id, version_id) if version_id is not None else ""
+    return get_sandbox().supersede_workers(warm_key(tenant_id, app_id), current)
 
 
 def _load_app(tenant: Tenant, name: str) -> LoadedApp:
@@ -95,6 +106,8 @@ def _load_app(tenant: Tenant, name: str) -> LoadedApp:
         .filter(name=name)
         .first()
     )
+    if app is not None and app.active_version is None:
+        retire_other_versions(app.tenant_id, app.pk, None)
     if app is None or app.active_version is None:
         raise AppNotFound(name)
     app.tenant = tenant  # so a failure names the tenant's error URL without a query

@@ -6,10 +6,11 @@ import time
 from datetime import UTC, datetime
 
 from celery import shared_task
-from celery.signals import worker_process_shutdown
+from celery.signals import worker_process_init, worker_process_shutdown
 
 from apps_runtime.jobs import execute, queue, runs, schedule
 from apps_runtime.sandbox import get_sandbox
+from apps_runtime.superseded import Sweeper
 
 
 def _moment(at: str | None) -> datetime | None:
@@ -43,6 +44,12 @@ def reap_job_runs(at: str | None = None) -> dict:
 def ping() -> float:
     """The worker's clock: a health check, and the jobs benchmark's baseline round trip."""
     return time.time()
+
+
+@worker_process_init.connect
+def _sweep_superseded_workers(**kwargs) -> None:
+    # No ASGI lifespan here: a thread retires this process's workers of versions deployed over elsewhere.
+    Sweeper().start()
 
 
 @worker_process_shutdown.connect

@@ -19,7 +19,8 @@ django_app = RequestThreads(get_asgi_application())
 import anyio  # noqa: E402
 
 from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
-from apps_runtime.sandbox import SandboxUnavailable, get_sandbox  # noqa: E402
+from apps_runtime.sandbox import SandboxUnavailable, close_sandbox, get_sandbox  # noqa: E402
+from apps_runtime.superseded import retire_forever  # noqa: E402
 from core.logs import trace_id, trace_id_from  # noqa: E402
 from lowcode_platform.metrics import register_process_gauges, sample_forever  # noqa: E402
 from lowcode_platform.tasks import purge_if_due  # noqa: E402
@@ -45,12 +46,15 @@ async def _lifespan(receive, send) -> None:
     try:
         async with gateway.lifespan(), anyio.create_task_group() as tasks:
             tasks.start_soon(sample_forever)
+            tasks.start_soon(retire_forever)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
             tasks.cancel_scope.cancel()
     finally:
         if clock is not None:
             clock.stop()
+        # Its zygote, warm workers, scratch mounts and dir: uvicorn runs no atexit hook after SIGTERM.
+        await anyio.to_thread.run_sync(close_sandbox)
     await send({"type": "lifespan.shutdown.complete"})
 
 

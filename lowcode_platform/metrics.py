@@ -62,6 +62,9 @@ def register_process_gauges(gateway: Gateway) -> None:
     gauge_source("lcp_sandbox_warm_workers_busy", "Warm sandbox workers running a call.")(
         lambda: get_sandbox().pool_stats()["busy"]
     )
+    gauge_source(
+        "lcp_sandbox_warm_held_bytes", "Memory the warm sandbox workers hold, as the host last measured it."
+    )(lambda: get_sandbox().pool_stats()["held_mb"] << 20)
 
 
 async def sample_forever() -> None:

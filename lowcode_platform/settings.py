@@ -607,3 +607,10 @@ RETENTION_AGENT_RUN_DAYS = _env_float("RETENTION_AGENT_RUN_DAYS", 30.0)
 # TENANT_STORAGE_QUOTA_BYTES, a member's share of it included (apps_runtime.storage_quota).
 TENANT_MEMBER_SHARE_PERCENT = _env_int("TENANT_MEMBER_SHARE_PERCENT", 25)
 TENANT_STORAGE_QUOTA_BYTES = _env_int("TENANT_STORAGE_QUOTA_BYTES", 256 * 1024 * 1024)
+
+# --- sandbox-mem ---
+# What one tenant's warm workers may hold in all, per server process (docs/isolation.md, "Cost"): a worker
+# whose call takes its tenant over is recycled. Every SANDBOX_SUPERSEDED_CHECK_S seconds a server retires
+# its warm workers of app versions a deploy, rollback or undeploy made elsewhere superseded.
+SANDBOX_WARM_TENANT_MEMORY_MB = _env_int("SANDBOX_WARM_TENANT_MEMORY_MB", 512)
+SANDBOX_SUPERSEDED_CHECK_S = _env_float("SANDBOX_SUPERSEDED_CHECK_S", 5.0)

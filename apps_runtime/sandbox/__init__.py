@@ -6,7 +6,7 @@ Imports nothing from Django or the rest of the platform (a test proves it). See 
 from .exceptions import BrokerError, HandlerFailed, RequestTooLarge, SandboxUnavailable
 from .invocation import Broker, Invocation, Outcome
 from .limits import SandboxLimits
-from .supervisor import Sandbox, configure_sandbox, get_sandbox, pool_stats
+from .supervisor import Sandbox, close_sandbox, configure_sandbox, get_sandbox, pool_stats
 from .tiers import TIER_NAMES
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Sandbox",
     "SandboxLimits",
     "SandboxUnavailable",
+    "close_sandbox",
     "configure_sandbox",
     "get_sandbox",
     "pool_stats",

@@ -9,6 +9,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import time
 from dataclasses import dataclass, field
 
@@ -29,6 +30,9 @@ _READ_CHUNK = 256 * 1024
 # Read at most this much per wake-up, so a child writing as fast as we read cannot keep this thread from
 # its deadline checks, nor make it buffer without bound.
 _READ_BUDGET = 1024 * 1024
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+# What a warm worker's fds 0-3 are (see runtime/child.py); any other fd of the runtime is a directory.
+_RUNTIME_FD_KINDS = {0: stat.S_ISCHR, 1: stat.S_ISFIFO, 2: stat.S_ISFIFO, 3: stat.S_ISSOCK}
 _IN = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
@@ -189,6 +193,9 @@ class Spare:
         self.call_id = call_id
         self.pidfd: int | None = None  # a warm worker's, from the Forked report (see ``take_pidfd``)
         self._task_fd: int | None = None  # its /proc/<pid>/task, kept open: its threads, after every call
+        self._fd_dir: int | None = None  # its /proc/<pid>/fd: the fds it holds, after every call
+        self._statm: int | None = None  # its /proc/<pid>/statm: the memory it holds, after every call
+        self._proc: str | None = None  # /proc/<pid>, in our PID namespace
         self.sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.log_r, log_w = os.pipe()
         # A socket, not a pipe: the Forked report carries the child's pidfd.
@@ -232,10 +239,61 @@ class Spare:
             # The pidfd's fdinfo names the process in our own PID namespace, whatever namespace it is in.
             with open(f"/proc/self/fdinfo/{self.pidfd}") as info:
                 pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
-            self._task_fd = os.open(f"/proc/{pid}/task", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._proc = f"/proc/{pid}"
+            self._task_fd = os.open(f"{self._proc}/task", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except (OSError, StopIteration, ValueError):
             return False
+        try:
+            # Readable by the host as root; a host of the handler's own uid may not look into a process that
+            # made itself not dumpable (then only the limits bound it, see docs/isolation.md).
+            self._fd_dir = os.open(f"{self._proc}/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._statm = os.open(f"{self._proc}/statm", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            pass
         return True
+
+    def fd_count(self) -> int:
+        """How many fds a warm worker holds now (-1: unknown, or it is gone)."""
+        try:
+            # procfs gives a /proc/<pid>/fd dir the number of open fds as its size (Linux 6.2+): one fstat.
+            size = os.fstat(self._fd_dir).st_size
+        except (OSError, TypeError):
+            return -1
+        return size if size > 0 else len(self._fd_names())
+
+    def _fd_names(self) -> list[str]:
+        try:
+            return os.listdir(f"{self._proc}/fd")
+        except (OSError, TypeError):
+            return []
+
+    def held_files(self) -> int:
+        """Fds a warm worker holds beyond the runtime's own (0-3: /dev/null, the log pipe, the protocol
+        socket; and directories, reached by path fds): files, pipes, sockets and in-memory files its calls
+        opened, whose memory no limit of the process counts. -1 when it cannot be read.
+        """
+        names = self._fd_names()
+        if not names:
+            return -1
+        held = 0
+        for name in names:
+            kind = _RUNTIME_FD_KINDS.get(int(name), stat.S_ISDIR)
+            try:
+                if not kind(os.stat(f"{self._proc}/fd/{name}").st_mode):
+                    held += 1
+            except OSError:
+                held += 1  # gone meanwhile, or a target we may not stat: not the runtime's
+        return held
+
+    def resident_kb(self) -> int | None:
+        """The memory a warm worker holds now (its resident set, mapped shared memory included), measured by
+        the host: never the worker's own word. None when it cannot be read (it is gone).
+        """
+        try:
+            fields = os.pread(self._statm, 128, 0).split()
+            return int(fields[1]) * _PAGE_KB
+        except (OSError, TypeError, ValueError, IndexError):
+            return None
 
     def threads(self) -> int:
         """How many threads a warm worker runs now (0: it is gone)."""
@@ -276,9 +334,11 @@ class Spare:
             if self.pidfd is not None:
                 os.close(self.pidfd)
                 self.pidfd = None
-            if self._task_fd is not None:
-                os.close(self._task_fd)
-                self._task_fd = None
+            for name in ("_task_fd", "_fd_dir", "_statm"):
+                fd = getattr(self, name)
+                if fd is not None:
+                    os.close(fd)
+                    setattr(self, name, None)
             self.sock = None
 
 

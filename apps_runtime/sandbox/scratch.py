@@ -4,7 +4,8 @@ the dirs a killed server left behind.
 Layout (``<parent>`` is the ``scratch_root`` option, by default the system temp dir):
 
     <parent>/apps-sandbox-XXXXXXXX/    0711, the platform's
-        owner                           0600: which process made it (pid, start time, pid namespace, boot)
+        owner                           0600: which process made it (pid, start time, pid namespace, boot),
+                                        flock-ed by that process for as long as it lives
         calls/                          0711; the only part mounted into tier 1's namespace
             <slot>/                     a tmpfs of the per-call size (0700, the slot's uid) when we can mount
                 call-XXXXXXXX/          the call's cwd (0700, the slot's uid), removed after the call
@@ -12,10 +13,17 @@ Layout (``<parent>`` is the ``scratch_root`` option, by default the system temp 
 A tmpfs per slot bounds what one call can write in total (ENOSPC), files and inodes alike; it is mounted
 once, when the sandbox starts, so calls pay nothing for it. Mounting needs root (CAP_SYS_ADMIN): elsewhere
 the slots are plain dirs and only the per-file limit (RLIMIT_FSIZE) holds.
+
+Which dirs are stale: the owner file's lock tells. The sandbox that made a dir holds an exclusive flock on
+its owner file until it closes or its process dies (the kernel drops it then, however the process ends),
+so a dir whose lock another process can take belongs to nobody alive, in any PID namespace; a dir whose
+lock is held is a live server's and is never touched. Dirs of older versions (no lock) are judged by the
+owner's pid and start time, as before.
 """
 
 import ctypes
 import errno
+import fcntl
 import json
 import logging
 import os
@@ -87,6 +95,7 @@ def _owner_record() -> dict:
         "start": _start_time(pid),
         "pidns": os.stat("/proc/self/ns/pid").st_ino,
         "boot": _boot_id(),
+        "locked": True,  # its maker holds the owner file's flock while it lives (see the module's doc)
     }
 
 
@@ -107,20 +116,31 @@ def _owner_is_gone(record: object) -> bool:
     return _start_time(pid) != start  # gone, or the pid now belongs to a newer process
 
 
-def _read_owner(directory: str) -> object:
+def _is_stale(directory: str) -> bool:
+    """Whether the scratch dir's maker is provably gone: its owner file's lock is free (and the file says
+    its maker locks it), or, for a dir of an older version, its pid runs nothing or a newer process.
+    False when in doubt (no owner file, not ours, unreadable).
+    """
     try:
         fd = os.open(os.path.join(directory, OWNER_FILE), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return None
+        return False
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_size > 4096:
-            return None
-        return json.loads(os.read(fd, 4096))
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return False  # held: a live sandbox's
+        record = json.loads(os.read(fd, 4096))
+        if isinstance(record, dict) and record.get("locked") is True:
+            return True
+        return _owner_is_gone(record)
     except (OSError, ValueError):
-        return None
+        return False
     finally:
-        os.close(fd)
+        os.close(fd)  # drops our lock
 
 
 def _mounts_under(directory: str) -> list[str]:
@@ -151,8 +171,9 @@ def _remove_tree(directory: str) -> None:
 
 def remove_stale(parent: str) -> list[str]:
     """Remove the scratch dirs in ``parent`` that a sandbox of ours left when its process was killed:
-    only dirs named like ours, owned by our uid, holding an owner file whose process is provably gone.
-    Their slot filesystems are unmounted first. Returns the dirs removed.
+    only dirs named like ours, owned by our uid, holding an owner file whose lock nobody holds (or, written
+    by an older version, whose process is provably gone): never a live sandbox's, whatever its owner file
+    says. Their slot filesystems are unmounted first. Returns the dirs removed.
     """
     removed = []
     try:
@@ -168,7 +189,7 @@ def remove_stale(parent: str) -> list[str]:
             continue
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             continue
-        if _owner_is_gone(_read_owner(entry.path)):
+        if _is_stale(entry.path):
             _remove_tree(entry.path)
             removed.append(entry.path)
     if removed:
@@ -184,7 +205,10 @@ def remove_stale(parent: str) -> list[str]:
 
 
 class ScratchArea:
-    """This sandbox's private dir under ``parent`` and its slots. Only the creating process removes it."""
+    """This sandbox's private dir under ``parent`` and its slots. Only the creating process removes it, in
+    ``close()``, which a server calls on its way out (``supervisor.close_sandbox``); while it lives it holds
+    the owner file's lock, so no other sandbox takes the dir for stale.
+    """
 
     def __init__(self, parent: str):
         """Create the private dir (and ``parent`` if missing), first removing stale ones.
@@ -198,13 +222,15 @@ class ScratchArea:
         self.root = os.path.realpath(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
         # The sandbox uids must reach their own call dirs by path, but may not list anyone else's.
         os.chmod(self.root, 0o711)
-        fd = os.open(
+        # Locked before it says anything: nobody can find it unlocked while we live. Kept open (and so
+        # locked) until close(); close-on-exec, so the zygote never holds it.
+        self._owner_fd = os.open(
             os.path.join(self.root, OWNER_FILE),
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
             0o600,
         )
-        with os.fdopen(fd, "w") as f:
-            json.dump(_owner_record(), f)
+        fcntl.flock(self._owner_fd, fcntl.LOCK_EX)
+        os.write(self._owner_fd, json.dumps(_owner_record()).encode())
         self.calls = os.path.join(self.root, CALLS_DIR)
         os.mkdir(self.calls, 0o711)
         os.chmod(self.calls, 0o711)  # whatever the umask
@@ -245,3 +271,6 @@ class ScratchArea:
                     logger.warning("Cannot unmount %s: %s", path, exc)
         self._mounts = []
         shutil.rmtree(self.root, ignore_errors=True)
+        if self._owner_fd is not None:
+            os.close(self._owner_fd)
+            self._owner_fd = None

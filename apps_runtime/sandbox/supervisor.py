@@ -130,6 +130,7 @@ class Sandbox:
         warm_max_calls: int = 1000,
         warm_idle_s: float = 300.0,
         warm_max_growth_mb: int = 64,
+        warm_tenant_memory_mb: int = 512,
     ):
         """Prepare a sandbox; the tier probe and the zygote start on ``start()`` or the first call.
 
@@ -152,9 +153,10 @@ class Sandbox:
         Calls with an ``Invocation.warm_key`` run in *warm workers* (see ``workers.py``): at most
         ``warm_workers`` per sandbox (default: half of ``max_concurrent``; 0 turns them off) and
         ``warm_workers_per_tenant`` per tenant (default: a quarter of ``warm_workers``, at least 1), each
-        recycled after ``warm_max_calls`` calls, ``warm_idle_s`` seconds idle, or ``warm_max_growth_mb`` MiB
-        of peak memory growth, and after any failure. A call that finds no idle worker of its key and no
-        room for a new one runs in a fresh child.
+        recycled after ``warm_max_calls`` calls, ``warm_idle_s`` seconds idle, ``warm_max_growth_mb`` MiB
+        of memory growth, when it keeps a file, pipe or socket its call opened, when its tenant's workers
+        hold more than ``warm_tenant_memory_mb`` MiB in all, and after any failure. A call that finds no
+        idle worker of its key and no room for a new one runs in a fresh child.
 
         Raises:
             ValueError: an unknown tier, a non-positive limit, or an empty uid range.
@@ -192,6 +194,7 @@ class Sandbox:
                     max_calls=warm_max_calls,
                     idle_s=warm_idle_s,
                     max_growth_mb=warm_max_growth_mb,
+                    max_tenant_memory_mb=warm_tenant_memory_mb,
                 )
             )
             if warm_workers
@@ -454,7 +457,7 @@ class Sandbox:
                     return outcome
             elif self._workers is not None:
                 self._workers.count_call(warm=False)
-            slot = self._slots.acquire(deadline - time.monotonic())
+            slot = self._acquire_slot(deadline)
             if slot is None:
                 raise queue_timeout(
                     invocation,
@@ -467,6 +470,17 @@ class Sandbox:
         finally:
             if key is not None:
                 self._gate.leave(key)
+
+    def _acquire_slot(self, deadline: float) -> Slot | None:
+        """A free call slot, waiting until ``deadline`` at most. A call never waits for a slot an idle warm
+        worker holds: when none is free at once, the least recently used idle worker gives its slot up.
+        """
+        slot = self._slots.acquire(0)
+        if slot is None and self._workers is not None:
+            victim = self._workers.least_recently_used()
+            if victim is not None:
+                self._retire(victim, "evicted")
+        return slot or self._slots.acquire(deadline - time.monotonic())
 
     def _check_bundle_dir(self, bundle_dir: str) -> str:
         if not os.path.isabs(bundle_dir):
@@ -588,26 +602,61 @@ class Sandbox:
             return
         worker.loaded.add(handler)  # its next calls reuse the module (and a config encoded once)
         _empty_dir(worker.scratch_dir, worker.empty_size)
+        reason = self._why_retire(worker)
+        if reason is None:
+            self._workers.put(worker)
+        else:
+            self._retire(worker, reason)
+
+    def _why_retire(self, worker: Worker) -> str | None:
+        """Why a worker whose call just ended must go (None: it may serve the next call). What it holds is
+        measured by the host, never taken from the worker's word.
+        """
         limits = self._workers.limits
-        rss = transcript.final.rss_kb
-        if worker.base_rss_kb is None:
-            worker.base_rss_kb = rss
         if worker.doomed:
-            self._retire(worker, "drained")
-        elif worker.spare.threads() != 1:
+            return worker.doomed
+        if worker.spare.threads() != 1:
             # A thread the call left running would outlive the call's time limit (and could act in the
             # next one): the worker goes, and the thread with it.
-            self._retire(worker, "threads")
-        elif (
-            rss is None
-            or worker.base_rss_kb is None
-            or rss - worker.base_rss_kb > limits.max_growth_mb * 1024
-        ):
-            self._retire(worker, "memory")
-        elif worker.calls >= limits.max_calls:
-            self._retire(worker, "calls")
-        else:
-            self._workers.put(worker)
+            return "threads"
+        if self._holds_what_its_call_made(worker):
+            return "held"
+        rss = worker.spare.resident_kb()
+        if rss is None:
+            return "memory"
+        if worker.base_rss_kb is None:
+            worker.base_rss_kb = rss
+        worker.held_kb = rss
+        if rss - worker.base_rss_kb > limits.max_growth_mb * 1024:
+            return "memory"
+        if self._workers.tenant_held_kb(worker.tenant) > limits.max_tenant_memory_mb * 1024:
+            return "tenant_memory"
+        if worker.calls >= limits.max_calls:
+            return "calls"
+        return None
+
+    def _holds_what_its_call_made(self, worker: Worker) -> bool:
+        """Whether a worker keeps what a call created past the call: a file, pipe, socket or in-memory file
+        (beyond the runtime's own fds), or space in its scratch filesystem (a file it removed but holds
+        open). Their memory is no limit's of the process, and it would keep it between calls.
+        """
+        spare = worker.spare
+        count = spare.fd_count()
+        if count >= 0 and (count != worker.base_fds or not self._filtered):
+            # Without the seccomp filter (tier 3) a call could swap a runtime fd for an in-memory file and
+            # keep the count: every fd is looked at after every call there.
+            held = spare.held_files()
+            if held != 0:
+                return True
+            worker.base_fds = count
+        if worker.slot.tmpfs:
+            try:
+                found = os.statvfs(worker.slot.root)
+            except OSError:
+                return True
+            if found.f_blocks != found.f_bfree:
+                return True
+        return False
 
     def _start_worker(self, key: tuple, tenant: str | None) -> Worker | None:
         """A new worker for ``key`` on a free call slot, evicting idle workers to stay within the bounds;
@@ -659,6 +708,24 @@ class Sandbox:
         for worker in idle:
             self._retire(worker, "drained")
         return len(idle)
+
+    def supersede_workers(self, prefix: str, current: str) -> int:
+        """Retire the warm workers whose ``warm_key`` starts with ``prefix`` but is not ``current`` (an app's
+        versions other than its active one, found superseded by a deploy made elsewhere): idle ones now,
+        busy ones when their call ends. Returns how many were idle.
+        """
+        if self._workers is None:
+            return 0
+        idle = self._workers.supersede(prefix, current)
+        for worker in idle:
+            self._retire(worker, "superseded")
+        return len(idle)
+
+    def warm_keys(self) -> set[str]:
+        """The ``warm_key`` of every warm worker (busy or idle), for the sweep for superseded versions."""
+        if self._workers is None:
+            return set()
+        return {key[0] for key in self._workers.keys() if isinstance(key[0], str)}
 
     def pool_stats(self) -> dict:
         """The warm workers of this sandbox, for operators and metrics: ``workers`` (``idle``, ``busy``),
@@ -715,6 +782,11 @@ class Sandbox:
             slot.spare = Spare(zygote, next(self._call_ids), slot.ids if self._confined else None)
         except ZygoteLost:
             pass  # the next call on this slot finds out and starts a new zygote
+
+    @property
+    def _filtered(self) -> bool:
+        """Whether children run under the seccomp filter (tiers 1-2): no in-memory files, small pipes."""
+        return self._spec.level <= tiers.LANDLOCK_SECCOMP
 
     @property
     def _confined(self) -> bool:
@@ -813,6 +885,18 @@ def get_sandbox() -> Sandbox:
             _instance = Sandbox(**_options)
             _instance_pid = os.getpid()
         return _instance
+
+
+def close_sandbox() -> None:
+    """Close this process's sandbox (zygote, warm workers, scratch mounts and dir) on the way out; a later
+    ``get_sandbox()`` builds a new one. For a server's shutdown: uvicorn ends a process stopped by SIGTERM
+    by raising the signal again once its lifespan has ended, so no atexit hook runs then.
+    """
+    global _instance
+    with _instance_lock:
+        old, _instance = (_instance if _instance_pid == os.getpid() else None), None
+    if old is not None:
+        old.close()
 
 
 @atexit.register

@@ -21,7 +21,20 @@ from .exchange import Spare
 from .slots import Slot
 
 # Why a worker was retired (the keys of ``PoolStats.recycles``).
-RECYCLE_REASONS = ("calls", "idle", "memory", "threads", "failure", "stray", "evicted", "drained", "closed")
+RECYCLE_REASONS = (
+    "calls",
+    "idle",
+    "memory",
+    "held",
+    "tenant_memory",
+    "threads",
+    "failure",
+    "stray",
+    "evicted",
+    "drained",
+    "superseded",
+    "closed",
+)
 
 
 @dataclass(eq=False)
@@ -36,10 +49,12 @@ class Worker:
     started: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     calls: int = 0
-    base_rss_kb: int | None = None  # after its first call
+    base_rss_kb: int | None = None  # its resident memory after its first call, measured by the host
+    base_fds: int | None = None  # the fds it holds after its first call (the runtime's own)
+    held_kb: int = 0  # the memory it holds now, measured by the host after its last call
     loaded: set[str] = field(default_factory=set)  # handler paths its child has loaded
     configs: dict[str, bytes] = field(default_factory=dict)  # their call configs, encoded (reuse=True)
-    doomed: bool = False  # drained while busy: retired when its call ends
+    doomed: str | None = None  # drained or superseded while busy: retired for that reason after its call
     empty_size: int | None = None  # its scratch dir's size when empty, on a tmpfs (see supervisor._empty_dir)
 
 
@@ -51,10 +66,19 @@ class PoolLimits:
     max_workers_per_tenant: int
     max_calls: int  # calls a worker serves before it is recycled
     idle_s: float  # a worker idle this long is recycled
-    max_growth_mb: int  # peak memory growth over the worker's first call before it is recycled
+    max_growth_mb: int  # memory growth over the worker's first call before it is recycled
+    # What one tenant's workers may hold in all (this sandbox); a worker whose call takes its tenant over
+    # is recycled when the call ends.
+    max_tenant_memory_mb: int = 512
 
     def __post_init__(self) -> None:
-        for name in ("max_workers", "max_workers_per_tenant", "max_calls", "max_growth_mb"):
+        for name in (
+            "max_workers",
+            "max_workers_per_tenant",
+            "max_calls",
+            "max_growth_mb",
+            "max_tenant_memory_mb",
+        ):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -120,6 +144,14 @@ class WorkerPool:
             self._reserved[tenant] += 1
             return True, victims
 
+    def least_recently_used(self) -> Worker | None:
+        """The idle worker used least recently, taken off the idle list (to be retired), or None."""
+        with self._lock:
+            victim = next(iter(self._idle), None)
+            if victim is not None:
+                self._unidle(victim)
+            return victim
+
     def unreserve(self, tenant: str | None) -> None:
         with self._lock:
             self._reserved[tenant] -= 1
@@ -159,6 +191,37 @@ class WorkerPool:
                     del self._per_tenant[worker.tenant]
                 self._recycles[reason] += 1
 
+    def tenant_held_kb(self, tenant: str | None) -> int:
+        """The memory ``tenant``'s workers hold, as last measured (each after its last call)."""
+        with self._lock:
+            return sum(w.held_kb for w in self._all if w.tenant == tenant)
+
+    def keys(self) -> list[tuple]:
+        """The keys of the workers in the pool (busy or idle)."""
+        with self._lock:
+            return list({w.key for w in self._all})
+
+    def supersede(self, prefix: str, current: str) -> list[Worker]:
+        """Workers whose ``warm_key`` starts with ``prefix`` but is not ``current`` (an app's other versions):
+        the idle ones, taken off the idle list (to be retired now); the busy ones are marked to be retired
+        when their call ends.
+        """
+        with self._lock:
+            matching = [
+                w
+                for w in self._all
+                if isinstance(w.key[0], str) and w.key[0].startswith(prefix) and w.key[0] != current
+            ]
+            return self._doom(matching, "superseded")
+
+    def _doom(self, matching: list[Worker], reason: str) -> list[Worker]:
+        idle = [w for w in matching if w in self._idle]
+        for worker in idle:
+            self._unidle(worker)
+        for worker in matching:
+            worker.doomed = worker.doomed or reason
+        return idle
+
     def count_call(self, warm: bool) -> None:
         with self._lock:
             if warm:
@@ -180,12 +243,7 @@ class WorkerPool:
         """
         with self._lock:
             matching = [w for w in self._all if isinstance(w.key[0], str) and w.key[0].startswith(prefix)]
-            idle = [w for w in matching if w in self._idle]
-            for worker in idle:
-                self._unidle(worker)
-            for worker in matching:
-                worker.doomed = True
-            return idle
+            return self._doom(matching, "drained")
 
     def stats(self) -> dict:
         """Counts for operators: see ``Sandbox.pool_stats``."""
@@ -195,6 +253,7 @@ class WorkerPool:
                 "idle": len(self._idle),
                 "busy": len(self._all) - len(self._idle),
                 "tenants": len(self._per_tenant),
+                "held_mb": sum(w.held_kb for w in self._all) // 1024,
                 "max_workers": self.limits.max_workers,
                 "max_workers_per_tenant": self.limits.max_workers_per_tenant,
                 "starts": self._starts,

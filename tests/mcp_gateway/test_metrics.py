@@ -77,6 +77,7 @@ def test_the_page_has_the_session_sandbox_task_and_job_gauges(live_url, reader):
         "lcp_sandbox_slots_waiting",
         "lcp_sandbox_warm_workers",
         "lcp_sandbox_warm_workers_busy",
+        "lcp_sandbox_warm_held_bytes",
     ):
         assert gauge in names
     assert value(page, "lcp_sandbox_slots") > 0

@@ -10,6 +10,11 @@ What the filter refuses (EPERM unless noted):
   * sockets: socket (every family), socketpair except AF_UNIX (asyncio's self-pipe needs it);
   * IPC that outlives the call or crosses calls: SysV shared memory, semaphores and message queues (shm*,
     sem*, msg*) and POSIX message queues (mq_*); a handler's threads share memory without them;
+  * memory no limit counts: memfd_create and memfd_secret (in-memory files, whose pages RLIMIT_AS never
+    sees: a warm worker could hold them between calls), and fcntl(F_SETPIPE_SZ) (a pipe keeps its
+    default 64 KiB buffer) and setsockopt(SO_SNDBUF/SO_RCVBUF and their FORCE forms: a socket keeps the
+    kernel's default buffer, ~208 KiB, where net.core.wmem_max may allow MiBs), so the 64 fds a handler may
+    open hold at most ~13 MiB of kernel memory;
   * other processes: ptrace, process_vm_*, kcmp, pidfd_*, tkill, kill/tgkill/rt_*sigqueueinfo of any pid but
     our own, sched_set*/prlimit64/setpriority/ioprio_set aimed at another process, migrate/move_pages;
   * namespaces and mounts: unshare, setns, mount and the new mount API, pivot_root, chroot;
@@ -51,6 +56,9 @@ def _arg(index: int) -> int:
 AF_UNIX = 1
 CLONE_THREAD = 0x00010000
 CLONE_NEW_ANY = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+F_SETPIPE_SZ = 1031
+# setsockopt option names that size a socket's buffers (SOL_SOCKET; only AF_UNIX sockets exist here)
+SO_BUFFER_SIZES = (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 
 # x86_64 syscall numbers
 SYS = {
@@ -155,7 +163,11 @@ SYS = {
     "process_madvise": 440,
     "mount_setattr": 442,
     "quotactl_fd": 443,
+    "memfd_secret": 447,
     "process_mrelease": 448,
+    "memfd_create": 319,
+    "fcntl": 72,
+    "setsockopt": 54,
 }
 DENIED = (
     "fork",
@@ -247,6 +259,8 @@ DENIED = (
     "mq_timedreceive",
     "mq_notify",
     "mq_getsetattr",
+    "memfd_create",
+    "memfd_secret",
 )
 # Allowed only when the pid in argument 0 is 0 (the caller) or the caller's own pid.
 SELF_ONLY = (
@@ -332,6 +346,8 @@ def _program() -> tuple[bytearray, list[tuple[int, str]]]:
             SYS["socketpair"]: "socketpair",
             SYS["kill"]: "kill_check",
             SYS["setpriority"]: "setpriority",
+            SYS["fcntl"]: "fcntl",
+            SYS["setsockopt"]: "setsockopt",
         }
     )
     _search(a, sorted(actions), actions)
@@ -354,6 +370,16 @@ def _program() -> tuple[bytearray, list[tuple[int, str]]]:
     a.label("setpriority")  # setpriority(which, who, prio): only who == 0, the caller
     a.emit(_LD_ABS, _arg(1))
     a.emit(_JEQ, 0, "allow", "deny")
+
+    a.label("fcntl")  # fcntl(fd, cmd, ...): every command but F_SETPIPE_SZ
+    a.emit(_LD_ABS, _arg(1))
+    a.emit(_JEQ, F_SETPIPE_SZ, "deny", "allow")
+
+    a.label("setsockopt")  # setsockopt(fd, level, optname, ...): every option but a buffer's size
+    a.emit(_LD_ABS, _arg(2))
+    for optname in SO_BUFFER_SIZES:
+        a.emit(_JEQ, optname, "deny", 0)
+    a.emit(_RET, RET_ALLOW)
 
     a.label("self_only")
     a.emit(_LD_ABS, _arg(0))

@@ -107,6 +107,8 @@ EXPECTED = {
     "exhaust_threads":                               ("RuntimeError",) * 3,
     "exhaust_scratch_space":                         ("ENOSPC",) * 3,
     "create_sysv_shared_memory":                     ("EPERM",      "EPERM",       OPEN),
+    "create_an_in_memory_file":                      ("EPERM",      "EPERM",       OPEN),
+    "grow_a_pipe_buffer":                            ("EPERM",      "EPERM",       OPEN),
     "reach_sysv_shared_memory_of_an_earlier_call":   ("EPERM",      "EPERM",       "ENOENT"),
     "reach_the_hosts_sysv_shared_memory":            ("EPERM",      "EPERM",       "ENOENT"),
     "reach_a_posix_message_queue_of_an_earlier_call": ("EPERM",     "EPERM",       "ENOENT"),
@@ -253,6 +255,9 @@ ATTACKS = {
     "exhaust_threads": "_threads",
     "exhaust_scratch_space": "_fill_scratch",
     "create_sysv_shared_memory": "lambda: _shared_memory(0, True)",  # IPC_PRIVATE
+    "create_an_in_memory_file": 'lambda: os.close(os.memfd_create("hoard")) or True',
+    # fcntl(F_SETPIPE_SZ, 1 MiB)
+    "grow_a_pipe_buffer": "lambda: __import__('fcntl').fcntl(os.pipe()[1], 1031, 1 << 20) and True",
     "reach_sysv_shared_memory_of_an_earlier_call": 'lambda: _shared_memory(body["ipc_key"], False)',
     "reach_the_hosts_sysv_shared_memory": 'lambda: _shared_memory(body["host_ipc_key"], False)',
     "reach_a_posix_message_queue_of_an_earlier_call": 'lambda: _message_queue(body["mq_name"], False)',

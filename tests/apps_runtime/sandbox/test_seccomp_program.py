@@ -96,3 +96,22 @@ def test_other_abis_are_refused_or_killed(program):
 def test_every_listed_syscall_is_known():
     assert set(seccomp.DENIED) <= set(seccomp.SYS)
     assert set(seccomp.SELF_ONLY) <= set(seccomp.SYS)
+
+
+def test_fcntl_may_not_grow_a_pipe_buffer(program):
+    nr = seccomp.SYS["fcntl"]
+    assert _run(program, nr, (5, seccomp.F_SETPIPE_SZ, 1 << 20)) == DENY
+    assert _run(program, nr, (5, 1, 0)) == ALLOW  # F_GETFD, and every other command
+    assert _run(program, nr, (5, 1030, 10)) == ALLOW  # F_DUPFD_CLOEXEC
+
+
+def test_in_memory_files_are_refused(program):
+    for name in ("memfd_create", "memfd_secret"):
+        assert _run(program, seccomp.SYS[name], (0, 0)) == DENY
+
+
+def test_setsockopt_may_not_size_a_sockets_buffers(program):
+    nr = seccomp.SYS["setsockopt"]
+    for optname in seccomp.SO_BUFFER_SIZES:
+        assert _run(program, nr, (5, 1, optname)) == DENY
+    assert _run(program, nr, (5, 1, 2)) == ALLOW  # SO_REUSEADDR, and every other option

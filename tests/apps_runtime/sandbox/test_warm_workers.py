@@ -7,7 +7,9 @@ row in a warm worker too.
 
 import shutil
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -352,3 +354,28 @@ def test_the_per_tenant_concurrency_cap_scales_with_the_host():
     assert default_per_tenant(1) == 4
     assert default_per_tenant(16) == 32
     assert Sandbox()._gate.limit == default_per_tenant()
+
+
+def test_a_call_never_waits_for_a_slot_an_idle_worker_holds(bundles_root, make_bundle):
+    bundle = make_bundle('def handle(request):\n    request.records.get("gate", "wait")\n    return 1\n')
+    box = Sandbox(bundle_root=str(bundles_root), max_concurrent=2, warm_workers=1, queue_timeout_ms=20_000)
+    arrived, release = threading.Semaphore(0), threading.Event()
+
+    def gate(op, args):
+        arrived.release()
+        assert release.wait(30)
+        return {}
+
+    try:
+        release.set()
+        call(box, bundle, broker=gate)  # a warm worker, now idle, holding one of the two slots
+        release.clear()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            runs = [pool.submit(call, box, bundle, key=None, broker=gate) for _ in range(2)]
+            assert all(arrived.acquire(timeout=30) for _ in range(3))  # the warm call's, then both at once
+            release.set()
+            assert [run.result() for run in runs] == [1, 1]
+        assert box.pool_stats()["recycles"]["evicted"] == 1
+    finally:
+        release.set()
+        box.close()
