@@ -2,9 +2,9 @@
 
 What is counted lives in ``core.metrics`` (tool calls, by tenant, tool and outcome, with latency
 histograms, and the gauges registered there). This module adds the gauges of this process's own
-state (MCP sessions, tool threads per tenant share, sandbox call slots), sampled every few seconds
-and at each scrape, and, read from the database at each scrape, the unfinished MCP tasks and job
-runs (they run in Celery workers, which serve no HTTP). Allowed: a scraper from
+state (MCP sessions and listen streams, tool threads per tenant share, sandbox call slots), sampled
+every few seconds and at each scrape, and, read from the database at each scrape, the unfinished
+MCP tasks and job runs (they run in Celery workers, which serve no HTTP). Allowed: a scraper from
 ``METRICS_ALLOWED_NETWORKS`` (loopback by default), or one sending ``Authorization: Bearer
 <METRICS_TOKEN>``; anyone else gets a 403 problem.
 """
@@ -41,6 +41,9 @@ SAMPLE_SECONDS = 5.0
 def register_process_gauges(gateway: Gateway) -> None:
     """The gauges of one server process's state, read from ``gateway`` and the sandbox."""
     gauge_source("lcp_mcp_sessions", "Open MCP sessions (handshake-era clients).")(gateway.open_sessions)
+    gauge_source("lcp_mcp_listen_streams", "Open subscriptions/listen streams (2026-07-28 clients).")(
+        gateway.notifier.streams.count
+    )
     gauge_source("lcp_tool_threads_running", "Tool calls holding a gateway thread.")(
         lambda: shares.totals()[0]
     )

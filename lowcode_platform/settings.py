@@ -614,3 +614,13 @@ TENANT_STORAGE_QUOTA_BYTES = _env_int("TENANT_STORAGE_QUOTA_BYTES", 256 * 1024 *
 # its warm workers of app versions a deploy, rollback or undeploy made elsewhere superseded.
 SANDBOX_WARM_TENANT_MEMORY_MB = _env_int("SANDBOX_WARM_TENANT_MEMORY_MB", 512)
 SANDBOX_SUPERSEDED_CHECK_S = _env_float("SANDBOX_SUPERSEDED_CHECK_S", 5.0)
+
+# --- streams ---
+# 2026-07-28 subscriptions/listen streams (each an HTTP response held open): at most this many per
+# token or OAuth connection, per member (all their credentials) and per tenant, in each server
+# process; one more is refused (JSON-RPC -32029). Each stream ends gracefully after
+# MCP_LISTEN_STREAM_SECONDS (the client re-listens), and when its credential is revoked.
+MCP_LISTEN_STREAMS_PER_TOKEN = _env_int("MCP_LISTEN_STREAMS_PER_TOKEN", 10)
+MCP_LISTEN_STREAMS_PER_MEMBER = _env_int("MCP_LISTEN_STREAMS_PER_MEMBER", 20)
+MCP_LISTEN_STREAMS_PER_TENANT = _env_int("MCP_LISTEN_STREAMS_PER_TENANT", 200)
+MCP_LISTEN_STREAM_SECONDS = _env_float("MCP_LISTEN_STREAM_SECONDS", 3600.0)

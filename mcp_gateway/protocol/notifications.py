@@ -13,7 +13,9 @@ per subscribed record or app) and, on a change:
 - 2026-07-28 clients listening through ``subscriptions/listen`` get ``ToolsListChanged``,
   ``PromptsListChanged``, ``ResourcesListChanged`` and ``ResourceUpdated`` on their tenant's own
   bus, so no tenant hears about another's changes. A listen stream keeps only the resource URIs its
-  caller may read: subscribing to another's URI yields nothing.
+  caller may read: subscribing to another's URI yields nothing. Listen streams are capped and end
+  after their lifetime or when their credential is revoked (``listen_streams``); each poll ends
+  those first, so a revoked credential's stream hears nothing of that poll's changes.
 """
 
 from __future__ import annotations
@@ -41,6 +43,13 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway.exceptions import ResourceNotFound
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import GatewayRequest, gateway_request
+from mcp_gateway.protocol.listen_streams import (
+    ListenStream,
+    StreamLedger,
+    TooManyStreams,
+    live_credentials,
+    stream_limits,
+)
 from mcp_gateway.tools.catalog import listed_tools
 from mcp_gateway.tools.prompts import visible_prompts
 from mcp_gateway.tools.resources import change_markers, resource_entry, visible_resources
@@ -100,18 +109,40 @@ class _TenantListen:
 
     async def __call__(self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams):
         gw = gateway_request(ctx)
-        wanted = params.notifications.resource_subscriptions
-        if wanted:
-            kept = await in_thread(_readable, gw.tenant, gw.caller, [str(uri) for uri in wanted][:100])
-            notifications = params.notifications.model_copy(update={"resource_subscriptions": kept or None})
-            params = params.model_copy(update={"notifications": notifications})
-        return await self._notifier.listen(ctx, params, gw.tenant)
+        ledger = self._notifier.streams
+        try:
+            stream = ledger.open(gw.tenant.pk, gw.caller, stream_limits())
+        except TooManyStreams as refused:
+            logger.warning(
+                "tenant %s: listen stream refused, %s cap of %s reached (%s)",
+                gw.tenant.pk,
+                refused.scope,
+                refused.limit,
+                refused.error_id,
+            )
+            raise
+        try:
+            params = await _only_readable(gw, params)
+            return await self._notifier.listen(ctx, params, gw.tenant, stream)
+        finally:
+            ledger.close(stream)
+
+
+async def _only_readable(
+    gw: GatewayRequest, params: types.SubscriptionsListenRequestParams
+) -> types.SubscriptionsListenRequestParams:
+    """``params`` with only the resource URIs (the first 100) the caller may read."""
+    wanted = params.notifications.resource_subscriptions
+    if not wanted:
+        return params
+    kept = await in_thread(_readable, gw.tenant, gw.caller, [str(uri) for uri in wanted][:100])
+    notifications = params.notifications.model_copy(update={"resource_subscriptions": kept or None})
+    return params.model_copy(update={"notifications": notifications})
 
 
 @dataclass
 class _TenantBus:
     bus: InMemorySubscriptionBus
-    handler: ListenHandler
     listeners: int = 0  # open listen streams; at 0 the bus goes, and the tenant is no longer polled
     uris: Counter = field(default_factory=Counter)  # resource URIs the open streams follow
 
@@ -123,23 +154,29 @@ class Notifier:
         self._buses: dict[int, _TenantBus] = {}
         self._versions: dict[int, int] = {}
         self._markers: dict[tuple[int, str], tuple] = {}  # (tenant, uri) -> its last change marker
+        self.streams = StreamLedger()
         self.listen_handler = _TenantListen(self)
 
     async def listen(
-        self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams, tenant: Tenant
+        self,
+        ctx: ServerRequestContext,
+        params: types.SubscriptionsListenRequestParams,
+        tenant: Tenant,
+        stream: ListenStream,
     ) -> types.SubscriptionsListenResult:
         """Serve one listen stream on the tenant's own bus; changes are measured from this version on."""
         entry = self._buses.get(tenant.pk)
         if entry is None:
-            bus = InMemorySubscriptionBus()
-            entry = self._buses[tenant.pk] = _TenantBus(bus, ListenHandler(bus))
+            entry = self._buses[tenant.pk] = _TenantBus(InMemorySubscriptionBus())
         self._versions.setdefault(tenant.pk, tenant.state_version)
         uris = [str(uri) for uri in params.notifications.resource_subscriptions or ()]
         await self._start_following(tenant, uris)
         entry.listeners += 1
         entry.uris.update(uris)
+        # A handler of its own: closing it ends this stream alone, with the spec's graceful close.
+        stream.handler = ListenHandler(entry.bus)
         try:
-            return await entry.handler(ctx, params)
+            return await _served_until_cut(stream, ctx, params)
         finally:
             entry.listeners -= 1
             entry.uris.subtract(uris)
@@ -231,6 +268,7 @@ class Notifier:
 
     async def check_once(self) -> None:
         self._forget_unwatched()  # sessions that closed since the last poll
+        await self._end_streams()
         tenant_ids = self.polled_tenants
         if not tenant_ids:
             return
@@ -249,6 +287,13 @@ class Notifier:
                 await self._tenant_changed(tenant)
             if followed:
                 await self._resources_changed(tenant, followed, redeployed=changed)
+
+    async def _end_streams(self) -> None:
+        """End the listen streams past their life, and those whose credential is no longer good."""
+        self.streams.end_expired()
+        token_ids, grant_ids = self.streams.credentials()
+        if token_ids or grant_ids:
+            self.streams.end_revoked(await in_thread(live_credentials, token_ids, grant_ids))
 
     async def _tenant_changed(self, tenant: Tenant) -> None:
         if tenant.pk in self._buses:
@@ -286,6 +331,17 @@ class Notifier:
             if watch.tenant_id == tenant.pk:
                 for uri in sorted(updated & watch.subscribed):
                     await _send(connection, "updated", tenant.pk, uri)
+
+
+async def _served_until_cut(
+    stream: ListenStream, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams
+) -> types.SubscriptionsListenResult:
+    """Serve the stream until it ends; one told to end that has not flushed within the grace is cut."""
+    with anyio.CancelScope() as scope:
+        stream.scope = scope
+        return await stream.handler(ctx, params)
+    logger.info("listen stream of tenant %s cut: not flushed after it was told to end", stream.tenant_id)
+    return types.SubscriptionsListenResult()
 
 
 async def _send(connection: Any, kind: str, tenant_id: int, uri: str | None = None) -> None:
