@@ -16,13 +16,20 @@ import io
 import zipfile
 
 from django.conf import settings
-from django.core.exceptions import TooManyFilesSent
+from django.core.exceptions import RequestDataTooBig, TooManyFilesSent
 from django.core.files.uploadedfile import InMemoryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParser
 
-from apps_runtime.manifest import Bundle, DeployRejected, Problem, read_bundle_bytes
+from apps_runtime.manifest import (
+    Bundle,
+    BundleTooLarge,
+    DeployRejected,
+    Problem,
+    read_bundle_bytes,
+    read_bundle_upload,
+)
 from apps_runtime.manifest.bundle import MAX_FILES, MAX_TOTAL_BYTES
 
 # The bundle reader's own limits decide; this only bounds what is held before it can (a zip may be a
@@ -114,9 +121,13 @@ def parse(request: HttpRequest) -> None:
 
     Raises:
         DeployRejected: more files than Django takes in one request (DATA_UPLOAD_MAX_NUMBER_FILES).
+        BundleTooLarge: form fields (not files) over DATA_UPLOAD_MAX_MEMORY_SIZE.
     """
     try:
         request.FILES  # noqa: B018 - parsing is the point
+    except RequestDataTooBig as err:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raise BundleTooLarge([Problem("/", f"the form's fields are over {limit} bytes")]) from err
     except TooManyFilesSent as err:
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
         raise DeployRejected(
@@ -128,12 +139,12 @@ def uploaded(request: HttpRequest, handler: BundleUploadHandler) -> tuple[object
     """The uploaded .zip (field ``bundle``) and folder files (field ``files``) of a deploy request.
 
     Raises:
-        DeployRejected: the upload passed the cap (the handler dropped it instead of reading it all).
+        BundleTooLarge: the upload passed the cap (the handler dropped it instead of reading it all).
     """
     files = request.FILES  # already parsed (see parse)
     if handler.too_large:
         message = f"the upload is over {handler.cap} bytes: make the bundle smaller"
-        raise DeployRejected([Problem("/", message)])
+        raise BundleTooLarge([Problem("/", message)])
     return files.get("bundle"), files.getlist("files")
 
 
@@ -143,7 +154,7 @@ def bundle_from_zip(upload) -> Bundle:
     Raises:
         DeployRejected: not a zip, or the bundle reader refuses what is in it.
     """
-    return read_bundle_bytes(upload.read())
+    return read_bundle_upload(upload)
 
 
 def bundle_from_folder(uploads: list) -> Bundle:

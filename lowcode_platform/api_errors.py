@@ -19,6 +19,8 @@ import logging
 import sys
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -39,6 +41,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
         # As DRF's own handler does for its errors: an atomic request's writes are undone.
         set_rollback()
         return error_response(exc)
+    if isinstance(exc, RequestDataTooBig):  # a SuspiciousOperation DRF leaves alone: it was a 500
+        detail = f"the request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
+        return problem_response(problem(413, "request_too_large", detail))
     response = drf_exception_handler(exc, context)
     if response is not None:
         # DRF worked out the status and the headers (WWW-Authenticate, Retry-After, Allow).

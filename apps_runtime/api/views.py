@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db.models import Prefetch
 from django.http import JsonResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps_runtime.api.parsers import DeployJSONParser
 from apps_runtime.api.serializers import (
     AppSerializer,
     AppVersionSerializer,
@@ -20,7 +23,7 @@ from apps_runtime.api.serializers import (
     JobRunSerializer,
 )
 from apps_runtime.deploy import deploy_bundle
-from apps_runtime.manifest import Bundle, bundle_from_mapping, read_bundle_bytes
+from apps_runtime.manifest import Bundle, BundleTooLarge, Problem, bundle_from_mapping, read_bundle_upload
 from apps_runtime.manifest.schema import MANIFEST_SCHEMA
 from apps_runtime.models import App, AppVersion, HandlerError, JobRun, Tool
 from tenants.api.views import TenantAPIView
@@ -29,7 +32,7 @@ BUNDLE_FIELD = "bundle"
 
 
 class AppListView(TenantAPIView):
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [DeployJSONParser, MultiPartParser]
 
     @extend_schema(responses=AppSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
@@ -67,11 +70,20 @@ class AppListView(TenantAPIView):
 
         Raises:
             ValidationError: a form upload without a ``bundle`` field, or JSON without manifest and files.
-            DeployRejected: the archive or the files are not a readable bundle.
+            BundleTooLarge: a JSON body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, or an archive too big.
+            DeployRejected: the archive or the files are not a readable bundle, or JSON nested too deep.
         """
-        upload = request.FILES.get(BUNDLE_FIELD)
+        try:
+            upload = request.FILES.get(BUNDLE_FIELD)
+        except RequestDataTooBig:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            message = (
+                f"the request body is over {limit} bytes: upload the bundle as a .zip "
+                f"in the form field '{BUNDLE_FIELD}' (multipart/form-data)"
+            )
+            raise BundleTooLarge([Problem("/", message)]) from None
         if upload is not None:
-            return read_bundle_bytes(upload.read())
+            return read_bundle_upload(upload)
         if request.content_type.startswith("multipart/form-data"):
             sent = ", ".join(repr(name[:40]) for name in sorted({*request.FILES, *request.data})[:5])
             message = f"upload the .zip in the form field '{BUNDLE_FIELD}' (this form sent {sent or 'none'})"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from apps_runtime.manifest.problems import DeployRejected, Problem, child, pointer
+from apps_runtime.manifest.problems import BundleTooLarge, DeployRejected, Problem, child, pointer
 
 MANIFEST_NAME = "app.json"
 MiB = 1024 * 1024
@@ -100,11 +100,7 @@ def read_bundle(
     if path.is_dir():
         return _finish(*_read_folder(path, limits), limits)
     if path.is_file():
-        allowed = _zip_allowance(limits)
-        if path.stat().st_size > allowed:
-            raise DeployRejected(
-                [Problem(_ROOT, f"the archive is over {allowed} bytes: make the bundle smaller")]
-            )
+        _refuse_archive_over(path.stat().st_size, limits)
         if not zipfile.is_zipfile(path):
             # The usual slip: the manifest itself instead of the folder around it.
             folder = repr(str(path.parent)) if path.name == MANIFEST_NAME else "the bundle folder"
@@ -127,12 +123,19 @@ def read_bundle_bytes(
         DeployRejected: the bytes are not a zip, or the bundle is hostile, too big or has no valid app.json.
     """
     limits = _Limits(max_total_bytes, max_files, max_manifest_bytes)
-    allowed = _zip_allowance(limits)
-    if len(zip_bytes) > allowed:
-        raise DeployRejected(
-            [Problem(_ROOT, f"the archive is over {allowed} bytes: make the bundle smaller")]
-        )
+    _refuse_archive_over(len(zip_bytes), limits)
     return _read_zip(io.BytesIO(zip_bytes), limits)
+
+
+def read_bundle_upload(upload: Any) -> Bundle:
+    """Read a bundle from an uploaded .zip (a Django ``UploadedFile``), refusing one too big unread.
+
+    Raises:
+        BundleTooLarge: the upload is bigger than any bundle's archive may be.
+        DeployRejected: not a zip, or the bundle is hostile, too big or has no valid app.json.
+    """
+    _refuse_archive_over(upload.size, _Limits(MAX_TOTAL_BYTES, MAX_FILES, MAX_MANIFEST_BYTES))
+    return read_bundle_bytes(upload.read())
 
 
 def bundle_from_mapping(
@@ -207,6 +210,15 @@ def _content_bytes(content: Any) -> bytes | None:
 
 def _zip_allowance(limits: _Limits) -> int:
     return limits.max_total_bytes + limits.max_files * _ZIP_OVERHEAD_PER_FILE + _ZIP_OVERHEAD
+
+
+def _refuse_archive_over(size: int, limits: _Limits) -> None:
+    """Raises: BundleTooLarge: ``size`` is more than an archive of a bundle within ``limits`` takes."""
+    allowed = _zip_allowance(limits)
+    if size > allowed:
+        raise BundleTooLarge(
+            [Problem(_ROOT, f"the archive is over {allowed} bytes: make the bundle smaller")]
+        )
 
 
 def _path_issue(name: str) -> str | None:
@@ -472,7 +484,9 @@ def _parse_manifest(raw: bytes) -> dict:
                 )
             ]
         ) from None
-    except (ValueError, RecursionError) as err:
+    except RecursionError:
+        raise DeployRejected([Problem(_ROOT, nested_too_deep(MANIFEST_NAME))]) from None
+    except ValueError as err:
         raise DeployRejected([Problem(_ROOT, f"{MANIFEST_NAME} is not valid JSON: {err}")]) from None
     if not isinstance(manifest, dict):
         raise DeployRejected(
@@ -482,6 +496,11 @@ def _parse_manifest(raw: bytes) -> dict:
     if problems:
         raise DeployRejected(problems)
     return _plain(manifest)
+
+
+def nested_too_deep(what: str) -> str:
+    """The problem of JSON nested too deep for the parser (past ~1,000 levels), which never reads it."""
+    return f"{what} is nested too deep to read (a manifest may nest {MAX_JSON_DEPTH} levels): flatten it"
 
 
 def _structure_problems(value: Any, ptr: str, depth: int) -> Iterable[Problem]:

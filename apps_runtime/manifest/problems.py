@@ -90,6 +90,12 @@ class DeployRejected(DomainError):
         }
 
 
+class BundleTooLarge(DeployRejected):
+    """A bundle refused for its size before it was read: the upload, the archive or the request body."""
+
+    status, code = 413, "bundle_too_large"
+
+
 def shorten(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters for a message."""
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -75,7 +75,7 @@ def deploy(request: HttpRequest, page: TenantPage) -> HttpResponse:
         uploads.parse(request)
     except DeployRejected as rejected:
         # Nothing was read, so nothing is done: showing the problem needs no CSRF check.
-        return _apps_page(request, page, problems=rejected.problems, status=422)
+        return _apps_page(request, page, problems=rejected.problems, status=rejected.status)
     return _deploy(request, page, handler)
 
 
@@ -89,7 +89,9 @@ def _deploy(request: HttpRequest, page: TenantPage, handler: uploads.BundleUploa
         bundle = uploads.bundle_from_zip(zip_upload) if zip_upload else uploads.bundle_from_folder(folder)
         result = deploy_bundle(page.tenant, bundle, acting_user=request.user)
     except DeployRejected as rejected:
-        return _apps_page(request, page, problems=rejected.problems, warnings=rejected.warnings, status=422)
+        return _apps_page(
+            request, page, problems=rejected.problems, warnings=rejected.warnings, status=rejected.status
+        )
     tools = len(result.tools)
     messages.success(
         request, f"Deployed {result.app.name} v{result.version.number} with {tools} tool{'s' * (tools != 1)}."

@@ -95,8 +95,15 @@ def test_choosing_both_or_neither_a_zip_and_a_folder_is_a_problem(signed_in, acm
 def test_an_upload_over_the_cap_is_refused_naming_the_cap(signed_in, acme, monkeypatch):
     monkeypatch.setattr("console.uploads.MAX_UPLOAD_BYTES", 1000)
     response = deploy_zip(signed_in("admin"), zip_of(bundle_files()))
-    assert response.status_code == 422
+    assert response.status_code == 413
     assert "the upload is over 1000 bytes" in response.content.decode()
+
+
+def test_a_manifest_nested_2000_deep_is_a_problem_not_an_error_page(signed_in, acme):
+    manifest = '{"name": "cases", "x": ' + "[" * 2000 + "]" * 2000 + "}"
+    response = deploy_zip(signed_in("admin"), zip_of({**bundle_files(), "app.json": manifest.encode()}))
+    assert response.status_code == 422
+    assert "app.json is nested too deep to read" in response.content.decode()
 
 
 def test_rolling_back_switches_to_the_version_before(signed_in, acme, deploy):
