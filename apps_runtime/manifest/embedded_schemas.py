@@ -12,6 +12,8 @@ self-contained and runnable on the platform's engines (``apps_runtime.json_schem
 - ``$schema`` names a published JSON Schema draft; it identifies the dialect and is never fetched.
 - ``pattern`` values and ``patternProperties`` keys compile on RE2, in at most
   ``SCHEMA_PATTERN_MAX`` characters.
+- No loop of references and other same-value keywords: checking a value must end
+  (``schema_cycles``).
 
 Every object in the schema is read as a (possible) subschema, except the values of ``const``,
 ``enum``, ``default`` and ``examples`` (data) and the keys of maps of names such as ``properties``.
@@ -29,6 +31,7 @@ from apps_runtime.json_schemas import (
 )
 from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.problems import Problem, child, describe, shorten
+from apps_runtime.manifest.schema_cycles import reference_loop_problems
 
 _ABSENT = object()
 _NAME_MAPS = frozenset(
@@ -58,6 +61,8 @@ def embedded_schema_problems(value: dict, ptr: str, what: str, *, plain: bool = 
         return problems
     # The safety rules first: a schema that breaks any of them never reaches jsonschema-rs.
     problems += _Walk(value, ptr, dialect).problems()
+    if not problems:  # every reference resolves: follow them
+        problems += reference_loop_problems(value, ptr, dialect)
     if problems or not fast_metaschema_check(dialect).passes(value, plain=plain):
         problems += _metaschema_problems(value, ptr, what, dialect, skip_root_type=not root_type_ok)
     return problems
