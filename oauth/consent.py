@@ -2,7 +2,10 @@
 
 The toolkit's view validates the request (client, redirect URI, PKCE) and issues the code; this
 one adds what the platform decides: which tenant the ``resource`` names, whether the signed-in
-user may consent for it (members only), and what the connection will see. The tool list is the
+user may consent for it (members only), and what the connection will see. The request comes back
+from the browser in the form's hidden fields; the page signs what it showed (``shown_request``)
+and a POST whose fields differ (another ``resource``, client or redirect) is refused, so the
+decision applies to exactly what the user saw. The tool list is the
 gateway's per-caller catalog, so the page is completed by the gateway's subclass
 (``mcp_gateway.consent``): the gateway depends on this package, not the other way round.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from oauth2_provider.views import AuthorizationView
 
@@ -20,6 +24,43 @@ from oauth.forms import ConsentForm
 from oauth.origin import request_origin, slug_of_resource
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant
+
+# The authorization request's fields the form carries back (the toolkit's AllowForm), all bound.
+REQUEST_FIELDS = (
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "scope",
+    "state",
+    "nonce",
+    "code_challenge",
+    "code_challenge_method",
+    "claims",
+    "resource",
+)
+_SHOWN_SALT = "oauth.consent.shown"
+# A consent page may sit open a while, but not for days: past this, start again from the client.
+SHOWN_MAX_AGE_SECONDS = 3600
+CHANGED = (
+    "The consent form came back different from the page you were shown, or too late. Nothing was "
+    "granted: start the connection again from the application."
+)
+
+
+def shown_request(fields: dict, user_id: int) -> str:
+    """The request shown to ``user_id``, signed for the form (``matches_shown`` checks it)."""
+    request = {name: str(fields.get(name) or "").strip() for name in REQUEST_FIELDS}
+    return signing.dumps({"user": user_id, "request": request}, salt=_SHOWN_SALT, compress=True)
+
+
+def matches_shown(cleaned: dict, user_id: int) -> bool:
+    """Whether a posted form asks for exactly the request its page was shown for, by this user."""
+    try:
+        shown = signing.loads(cleaned.get("shown") or "", salt=_SHOWN_SALT, max_age=SHOWN_MAX_AGE_SECONDS)
+    except signing.BadSignature:  # SignatureExpired too
+        return False
+    posted = {name: str(cleaned.get(name) or "").strip() for name in REQUEST_FIELDS}  # as forms strip
+    return shown == {"user": user_id, "request": posted}
 
 
 @dataclass(frozen=True)
@@ -114,6 +155,10 @@ class ConsentView(AuthorizationView):
             return self.render_to_response({"error": error}, status=400)
         return super().get(request, *args, **kwargs)
 
+    def get_initial(self) -> dict:
+        initial = super().get_initial()
+        return {**initial, "shown": shown_request(initial, self.request.user.pk)}
+
     def get_context_data(self, **kwargs) -> dict:
         context = super().get_context_data(**kwargs)
         if "application" in context:
@@ -123,6 +168,10 @@ class ConsentView(AuthorizationView):
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:
         self.granted = None
+        if not matches_shown(form.cleaned_data, self.request.user.pk):
+            # Not redirected: the redirect URI is among what may have been changed.
+            error = {"error": "invalid_request", "description": CHANGED}
+            return self.render_to_response({"error": error}, status=400)
         if form.cleaned_data.get("allow"):
             consent = self.consent(form.cleaned_data.get("resource"))
             if consent.refusal:

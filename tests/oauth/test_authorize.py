@@ -118,11 +118,13 @@ def test_someone_who_is_not_a_member_sees_why_and_cannot_allow(acme, make_tenant
     html = page.content.decode()
     assert "not a member of" in html and ">Allow</button>" not in html
 
-    # A forged Allow (the fields the page would have had) issues nothing.
-    forged = hidden_fields(consent_page(_signed_in("reader"), query).content.decode())
-    forged.pop("csrfmiddlewaretoken")
-    answer = browser.post("/oauth/authorize/", {**forged, "allow": "on"})
-    assert answer.status_code == 403
+    # A forged Allow issues nothing: with the fields of the page shown to them (403, not a member),
+    # or with those of a page shown to a member (400: not what was shown to this user).
+    forged = hidden_fields(html)
+    assert browser.post("/oauth/authorize/", {**forged, "allow": "on"}).status_code == 403
+    borrowed = hidden_fields(consent_page(_signed_in("reader"), query).content.decode())
+    borrowed.pop("csrfmiddlewaretoken")
+    assert browser.post("/oauth/authorize/", {**borrowed, "allow": "on"}).status_code == 400
     assert not AuthorizationCode.objects.exists()
 
 
@@ -137,6 +139,38 @@ def test_someone_who_is_not_a_member_can_deny_so_the_client_stops_waiting(acme, 
     assert answer.status_code == 302
     assert parse_qs(urlsplit(answer["Location"]).query)["error"] == ["access_denied"]
     assert not AuthorizationCode.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("resource", "http://testserver/t/other/mcp"),  # another tenant the user is a member of
+        ("redirect_uri", "http://127.0.0.1:9999/elsewhere"),
+        ("code_challenge", "A" * 43),
+        ("shown", ""),
+    ],
+)
+def test_a_consent_post_changed_after_it_was_shown_issues_nothing(
+    acme, make_tenant, make_member, field, value
+):
+    other = make_tenant("other")
+    make_member(other, "reader")
+    client_id = register(Client())["client_id"]
+    browser = _signed_in("reader")
+    page = consent_page(browser, authorize_query(client_id, pkce_pair()[1])).content.decode()
+    assert "Allow" in page and "acme" in page
+    form = {**hidden_fields(page), field: value, "allow": "on"}
+    answer = browser.post("/oauth/authorize/", form)
+    assert answer.status_code == 400  # not redirected: the redirect URI may be what changed
+    assert "came back different from the page you were shown" in answer.content.decode()
+    assert not AuthorizationCode.objects.exists() and not Connection.all_tenants.exists()
+
+
+def test_the_consent_post_of_the_page_shown_still_issues_a_code_for_the_shown_resource(acme):
+    client_id = register(Client())["client_id"]
+    browser = _signed_in("reader")
+    code = allow(browser, authorize_query(client_id, pkce_pair()[1]))
+    assert AuthorizationCode.objects.get().resource == [resource()] and code
 
 
 def test_deny_sends_the_user_back_with_access_denied(acme):
