@@ -107,8 +107,10 @@ class ListenStream:
         within ``CLOSE_GRACE_SECONDS`` is cut (idempotent)."""
         if self.ending is None:
             self.ending = reason
-            if self.scope is not None:
-                self.scope.deadline = min(self.scope.deadline, anyio.current_time() + CLOSE_GRACE_SECONDS)
+        # Told to end before its handler started (the poll runs while a listen request is being
+        # prepared): the next poll's call finds the handler and its scope, and ends it then.
+        if self.scope is not None and not math.isfinite(self.scope.deadline):
+            self.scope.deadline = anyio.current_time() + CLOSE_GRACE_SECONDS
         if self.handler is not None:
             self.handler.close()
 
