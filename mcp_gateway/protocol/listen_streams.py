@@ -192,16 +192,23 @@ class StreamLedger:
 
 
 def live_credentials(token_ids: Iterable[int], grant_ids: Iterable[int]) -> tuple[set[int], set[int]]:
-    """Of these tokens and OAuth connections, the ones still good: at most two queries, none for none."""
+    """Of these tokens and OAuth connections, the ones still good: at most two queries, none for none.
+
+    The rules of ``tenants.tokens.check_token_usable`` (not revoked, not expired, its user active)
+    and of ``oauth.connections.live_grant`` (not revoked, its user active), asked of every open
+    stream's credential at once on each poll rather than one query a stream.
+    """
     token_ids, grant_ids = set(token_ids), set(grant_ids)
     tokens = set()
     if token_ids:
         unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
-        live = ApiToken.all_tenants.filter(unexpired, pk__in=token_ids, revoked_at__isnull=True)
+        live = ApiToken.all_tenants.filter(
+            unexpired, pk__in=token_ids, revoked_at__isnull=True, user__is_active=True
+        )
         tokens = set(live.values_list("pk", flat=True))
     grants = set()
     if grant_ids:
-        live = Connection.all_tenants.filter(pk__in=grant_ids, revoked_at__isnull=True)
+        live = Connection.all_tenants.filter(pk__in=grant_ids, revoked_at__isnull=True, user__is_active=True)
         grants = set(live.values_list("pk", flat=True))
     return tokens, grants
 

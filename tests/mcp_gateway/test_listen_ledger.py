@@ -55,11 +55,13 @@ def test_a_closed_stream_frees_its_place():
 
 
 @pytest.mark.django_db
-def test_only_unrevoked_unexpired_tokens_are_live(acme):
+def test_only_unrevoked_unexpired_tokens_of_active_users_are_live(acme):
     kept, _ = actions.issue_token(acme, "reader", acting_user=None)
     revoked, _ = actions.issue_token(acme, "reader", acting_user=None)
     expired, _ = actions.issue_token(acme, "reader", acting_user=None)
+    inactive, _ = actions.issue_token(acme, "writer", acting_user=None)
     actions.revoke_token(revoked, acting_user=None)
     type(expired).all_tenants.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    tokens, grants = live_credentials({kept.pk, revoked.pk, expired.pk}, {123456})
+    type(inactive.user).objects.filter(pk=inactive.user_id).update(is_active=False)
+    tokens, grants = live_credentials({kept.pk, revoked.pk, expired.pk, inactive.pk}, {123456})
     assert tokens == {kept.pk} and grants == set()
