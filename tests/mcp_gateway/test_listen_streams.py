@@ -73,7 +73,7 @@ async def streams_ended(tenant_id: int | None, count: int) -> int:
     return held()
 
 
-async def p50_of_tools_list(client, times: int = 30) -> float:
+async def p50_of_tools_list(client, times: int = 100) -> float:
     durations = []
     for _ in range(times):
         started = time.perf_counter()
