@@ -8,13 +8,10 @@ client of its own provider; no surface returns it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-
 from cryptography.fernet import Fernet, InvalidToken
-from django.conf import settings
 
 from agents.exceptions import AgentError
+from core import sealing
 
 _DERIVATION_SALT = b"lowcode-platform agents provider keys v1\x00"
 
@@ -33,9 +30,7 @@ class KeyUnreadable(AgentError):
 
 
 def _fernet(*, secret: str | None = None) -> Fernet:
-    secret = secret or settings.AGENT_KEY_ENCRYPTION_KEY or settings.SECRET_KEY
-    digest = hashlib.sha256(_DERIVATION_SALT + secret.encode()).digest()
-    return Fernet(base64.urlsafe_b64encode(digest))
+    return sealing.fernet(_DERIVATION_SALT, secret=secret)
 
 
 def encrypt_key(plain: str) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from apps_runtime.auth_expr import AuthExpr, parse_auth
+from apps_runtime.egress.rules import EgressRule, parse_rules
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.manifest import defaults
 from apps_runtime.models import AppVersion
@@ -28,6 +29,10 @@ class CompiledVersion:
     access: AuthExpr
     routes: RouteTable
     collections: dict[str, Collection]
+    # What its handlers may reach (docs/egress.md): destinations, secret names, connections.
+    egress: tuple[EgressRule, ...] = ()
+    secrets: frozenset[str] = frozenset()
+    connections: dict = field(default_factory=dict)
 
 
 def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVersion:
@@ -47,6 +52,9 @@ def compile_manifest(version_id: int, number: int, manifest: dict) -> CompiledVe
         access=parse_auth(defaults.app_access(manifest)),
         routes=RouteTable(manifest.get("routes") or {}, manifest.get("isolation")),
         collections=collections,
+        egress=parse_rules(manifest.get("egress")),
+        secrets=frozenset(manifest.get("secrets") or ()),
+        connections=dict(manifest.get("connections") or {}),
     )
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps_runtime.bundles import pack_files
 from apps_runtime.dispatch import warm_key
+from apps_runtime.egress.secrets import names_set
 from apps_runtime.manifest import Bundle, DeployRejected, Problem, defaults
 from apps_runtime.manifest.handlers import check_bundle
 from apps_runtime.manifest.problems import pointer
@@ -241,6 +242,21 @@ def _commit_or_reject(tenant: Tenant, app_name: str, planned, work) -> object:
         raise DeployRejected(problems) from err
 
 
+def _unset_secret_warnings(tenant: Tenant, manifest: dict) -> list[Problem]:
+    """A warning for each declared secret the tenant has not set: calls that use it are refused."""
+    declared = manifest.get("secrets") or []
+    unset = set(declared) - names_set(tenant.pk)
+    return [
+        Problem(
+            pointer("secrets", index),
+            f"secret {name} is not set: requests that use it are refused until a tenant admin sets it "
+            f"(PUT /api/tenants/{tenant.slug}/secrets/{name})",
+        )
+        for index, name in enumerate(declared)
+        if name in unset
+    ]
+
+
 def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUser | None) -> DeployResult:
     """Validate and deploy a bundle as a new version of its app, switching to it at once.
 
@@ -249,6 +265,7 @@ def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUs
     """
     warnings = check_bundle(bundle)  # the manifest, and the handlers' code compiled (never run)
     manifest = bundle.manifest
+    warnings = [*warnings, *_unset_secret_warnings(tenant, manifest)]
     planned = _planned_tools(tenant, manifest)
     problems = _name_problems(tenant, manifest["name"], planned) + _prompt_name_problems(tenant, manifest)
     if problems:

@@ -7,6 +7,7 @@ a route cannot drift between the two paths.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from apps_runtime.auth_expr import AuthExpr
 from apps_runtime.bundles import bundle_dir
 from apps_runtime.call_events import CallEvents
 from apps_runtime.compiled import CompiledVersion, compiled_version
+from apps_runtime.egress.client import EgressCall
 from apps_runtime.exceptions import (
     AppNotFound,
     AuthenticationRequired,
@@ -226,8 +228,14 @@ def run_route(
         else warm_key(loaded.app.tenant_id, loaded.app.pk, loaded.version.pk),
     )
     enqueued: list[str] = []
+    broker = make_broker(
+        scope,
+        enqueued=enqueued,
+        events=events,
+        egress=_egress_call(loaded, route, caller, invocation, traceparent),
+    )
     try:
-        outcome = get_sandbox().run(invocation, make_broker(scope, enqueued=enqueued, events=events))
+        outcome = get_sandbox().run(invocation, broker)
     except SandboxRequestTooLarge as err:
         raise RequestTooLarge("the request is too large for a handler") from err
     except HandlerFailed as failure:
@@ -239,6 +247,26 @@ def run_route(
     if outcome.asks is not None and can_ask is None:
         return RouteResult(status=400, body={"error": ASKS_OUTSIDE_MCP}, logs=outcome.logs)
     return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs, asks=outcome.asks)
+
+
+def _egress_call(
+    loaded: LoadedApp, route: Route, caller: Caller, invocation: Invocation, traceparent: str | None
+) -> EgressCall:
+    """The outbound state of this call: its app's egress, bounded by the route's time limit."""
+    compiled = loaded.compiled
+    parts = (traceparent or "").split("-")
+    return EgressCall(
+        tenant_id=loaded.app.tenant_id,
+        tenant_slug=loaded.app.tenant.slug,
+        app_id=loaded.app.pk,
+        route_key=route.key,
+        caller=caller,
+        deadline=time.monotonic() + invocation.limits.timeout_ms / 1000,
+        rules=compiled.egress,
+        declared_secrets=compiled.secrets,
+        connections=compiled.connections,
+        trace_id=parts[1] if len(parts) == 4 and len(parts[1]) == 32 else "",
+    )
 
 
 def _failure_result(

@@ -252,3 +252,69 @@ class JobRun(TenantOwned):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.TIMED_OUT)
+
+
+class TenantSecret(TenantOwned):
+    """A value a tenant's handlers send to other services (``request.secret``), sealed at rest.
+
+    Never returned by any surface: the outbound client opens it to put it in a request (docs/egress.md).
+    """
+
+    name = models.CharField(max_length=64)
+    sealed = models.TextField(help_text="Fernet token (core.sealing); never shown.")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="tenantsecret_unique_name")]
+        ordering = ["tenant_id", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class OutboundConnection(TenantOwned):
+    """One member's own account at an operator's OAuth provider: the tokens their calls carry."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    provider = models.CharField(max_length=64)
+    access_sealed = models.TextField()
+    refresh_sealed = models.TextField(blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    scopes = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "user", "provider"], name="outboundconnection_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.provider}"
+
+
+class OutboundRequest(TenantOwned):
+    """One outbound request of a handler, made or refused: never bodies, headers or secrets."""
+
+    app = models.ForeignKey(App, null=True, on_delete=models.SET_NULL, related_name="+")
+    route_key = models.CharField(max_length=300, blank=True)
+    caller = models.CharField(max_length=150, blank=True)
+    trace_id = models.CharField(max_length=32, blank=True, help_text="The call's W3C trace id, if any.")
+    method = models.CharField(max_length=10)
+    scheme = models.CharField(max_length=5, blank=True)
+    host = models.CharField(max_length=255, blank=True)
+    port = models.PositiveIntegerField(null=True)
+    path = models.CharField(max_length=500, blank=True)
+    status = models.PositiveSmallIntegerField(null=True)
+    outcome = models.CharField(max_length=20)  # ok, refused, failed
+    refusal = models.CharField(max_length=300, blank=True)
+    bytes_sent = models.PositiveIntegerField(default=0)
+    bytes_received = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-created_at"])]
+        ordering = ["tenant_id", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.host}{self.path} {self.outcome}"

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from apps_runtime import records
 from apps_runtime.call_events import CallEvents, notice_ops
+from apps_runtime.egress.client import EgressCall, Refused, send
 from apps_runtime.exceptions import PermissionDenied, RecordInvalid, RecordNotFound, RuntimeDomainError
 from apps_runtime.jobs.enqueue import enqueue_run
 from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
@@ -56,16 +57,33 @@ def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[d
     return {protocol.JOBS_ENQUEUE: enqueue}
 
 
+def _http_ops(egress: EgressCall) -> dict[str, Callable[[dict], Any]]:
+    def request(args: dict) -> dict:
+        try:
+            return send(egress, args)
+        except Refused as refusal:
+            code = protocol.EGRESS_RETRYABLE if refusal.retryable else protocol.EGRESS_REFUSED
+            raise BrokerError(code, refusal.rule) from None
+
+    return {protocol.HTTP_REQUEST: request}
+
+
 def make_broker(
-    scope: RecordsScope, *, enqueued: list[str] | None = None, events: CallEvents | None = None
+    scope: RecordsScope,
+    *,
+    enqueued: list[str] | None = None,
+    events: CallEvents | None = None,
+    egress: EgressCall | None = None,
 ) -> Broker:
     """A broker bound to one invocation's tenant, app and caller: the pipe's capability.
 
     With ``enqueued``, handlers may queue background runs (as the same caller); their run ids are
     appended there for the caller to send once the handler is done. Progress and log notices go to
-    ``events`` (checked first), or nowhere.
+    ``events`` (checked first), or nowhere. With ``egress``, handlers may make outbound requests.
     """
     ops = _records_ops(scope) | notice_ops(events)
+    if egress is not None:
+        ops.update(_http_ops(egress))
     if enqueued is not None:
         ops.update(_jobs_ops(scope, enqueued))
 

@@ -28,6 +28,17 @@ TOOL_CALL_SECONDS = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
 
+EGRESS_REQUESTS = Counter(
+    "lcp_egress_requests_total",
+    "Outbound requests of handlers, by tenant and outcome (ok, refused, failed).",
+    ["tenant", "outcome"],
+)
+EGRESS_BYTES = Counter(
+    "lcp_egress_bytes_total",
+    "Bytes of handlers' outbound requests, by tenant and direction (sent, received).",
+    ["tenant", "direction"],
+)
+
 
 @dataclass(frozen=True)
 class GaugeSource:

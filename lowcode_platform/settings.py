@@ -624,3 +624,28 @@ MCP_LISTEN_STREAMS_PER_TOKEN = _env_int("MCP_LISTEN_STREAMS_PER_TOKEN", 10)
 MCP_LISTEN_STREAMS_PER_MEMBER = _env_int("MCP_LISTEN_STREAMS_PER_MEMBER", 20)
 MCP_LISTEN_STREAMS_PER_TENANT = _env_int("MCP_LISTEN_STREAMS_PER_TENANT", 200)
 MCP_LISTEN_STREAM_SECONDS = _env_float("MCP_LISTEN_STREAM_SECONDS", 3600.0)
+
+# --- egress ---
+# Networks a handler's outbound request may reach although they are loopback, private, link-local,
+# CGNAT, multicast or cloud metadata (always refused otherwise, after DNS and on every redirect), as
+# CIDRs: e.g. 127.0.0.1/32 for a test's fake API or the demo's status page. Default: none.
+EGRESS_ALLOWED_NETWORKS = _env_list("EGRESS_ALLOWED_NETWORKS", [])
+# OAuth providers members connect their own accounts to (manifest `connections`), JSON:
+# {"crm": {"authorize_url", "token_url", "client_id", "client_secret", "scopes": [...]}}.
+OUTBOUND_OAUTH_PROVIDERS = _env_json("OUTBOUND_OAUTH_PROVIDERS", {})
+# Outbound requests one handler call may make, and the bytes they may send and receive in all.
+EGRESS_MAX_REQUESTS_PER_CALL = _env_int("EGRESS_MAX_REQUESTS_PER_CALL", 20)
+EGRESS_MAX_BYTES_PER_CALL = _env_int("EGRESS_MAX_BYTES_PER_CALL", 8 * 1024 * 1024)
+# One request's body, and one response's (streamed; the request stops at the cap).
+EGRESS_MAX_REQUEST_BYTES = _env_int("EGRESS_MAX_REQUEST_BYTES", 1024 * 1024)
+EGRESS_MAX_RESPONSE_BYTES = _env_int("EGRESS_MAX_RESPONSE_BYTES", 2 * 1024 * 1024)
+# Outbound requests in flight at once, per tenant (in each process) and in all: a tenant whose upstream
+# hangs holds only its own share.
+EGRESS_MAX_CONCURRENT_PER_TENANT = _env_int("EGRESS_MAX_CONCURRENT_PER_TENANT", 4)
+EGRESS_MAX_CONCURRENT = _env_int("EGRESS_MAX_CONCURRENT", 64)
+# Per-request timeouts (seconds), each also cut to what is left of the route's time limit.
+EGRESS_CONNECT_TIMEOUT = _env_float("EGRESS_CONNECT_TIMEOUT", 5.0)
+EGRESS_READ_TIMEOUT = _env_float("EGRESS_READ_TIMEOUT", 15.0)
+EGRESS_MAX_REDIRECTS = _env_int("EGRESS_MAX_REDIRECTS", 5)
+# Outbound requests one tenant's handlers may start per minute (in each process).
+EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE = _env_int("EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE", 600)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps_runtime.models import App, AppVersion, HandlerError, JobRun, Tool
+from apps_runtime.models import App, AppVersion, HandlerError, JobRun, OutboundRequest, Tool
 
 
 class ToolSerializer(serializers.ModelSerializer):
@@ -110,3 +110,42 @@ class JobRunDetailSerializer(JobRunSerializer):
 
     class Meta(JobRunSerializer.Meta):
         fields = [*JobRunSerializer.Meta.fields, "due_at", "body", "attempt_log"]
+
+
+class SecretValueSerializer(serializers.Serializer):
+    value = serializers.CharField(max_length=8192, trim_whitespace=False)
+
+
+class SecretSerializer(serializers.Serializer):
+    """A secret as admins see it: never its value."""
+
+    name = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+    apps = serializers.ListField(
+        child=serializers.CharField(), help_text="apps whose active version declares it"
+    )
+
+
+class OutboundRequestSerializer(serializers.ModelSerializer):
+    app = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = OutboundRequest
+        fields = [
+            "created_at",
+            "app",
+            "route_key",
+            "caller",
+            "trace_id",
+            "method",
+            "scheme",
+            "host",
+            "port",
+            "path",
+            "status",
+            "outcome",
+            "refusal",
+            "bytes_sent",
+            "bytes_received",
+            "duration_ms",
+        ]

@@ -11,4 +11,7 @@ urlpatterns = [
     path("tenants/<str:slug>/errors/<str:error_id>", views.HandlerErrorView.as_view(), name="handler-error"),
     path("tenants/<str:slug>/runs", views.JobRunListView.as_view(), name="job-runs"),
     path("tenants/<str:slug>/runs/<str:run_id>", views.JobRunDetailView.as_view(), name="job-run"),
+    path("tenants/<str:slug>/secrets", views.SecretListView.as_view(), name="tenant-secrets"),
+    path("tenants/<str:slug>/secrets/<str:name>", views.SecretView.as_view(), name="tenant-secret"),
+    path("tenants/<str:slug>/audit/outbound", views.OutboundAuditView.as_view(), name="outbound-audit"),
 ]

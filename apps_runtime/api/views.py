@@ -21,11 +21,15 @@ from apps_runtime.api.serializers import (
     HandlerErrorSerializer,
     JobRunDetailSerializer,
     JobRunSerializer,
+    OutboundRequestSerializer,
+    SecretSerializer,
+    SecretValueSerializer,
 )
 from apps_runtime.deploy import deploy_bundle
+from apps_runtime.egress import secrets
 from apps_runtime.manifest import Bundle, BundleTooLarge, Problem, bundle_from_mapping, read_bundle_upload
 from apps_runtime.manifest.schema import MANIFEST_SCHEMA
-from apps_runtime.models import App, AppVersion, HandlerError, JobRun, Tool
+from apps_runtime.models import App, AppVersion, HandlerError, JobRun, OutboundRequest, Tool
 from tenants.api.views import TenantAPIView
 
 BUNDLE_FIELD = "bundle"
@@ -161,3 +165,65 @@ class JobRunDetailView(TenantAPIView):
 def manifest_schema(request) -> JsonResponse:
     """The JSON Schema of app.json, for editors."""
     return JsonResponse(MANIFEST_SCHEMA, json_dumps_params={"indent": 2})
+
+
+class SecretListView(TenantAPIView):
+    @extend_schema(
+        responses=SecretSerializer(many=True),
+        description="The tenant's secrets: names, when each was set, the apps declaring it; never a value.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(SecretSerializer(secrets.listing(self.tenant), many=True).data)
+
+
+class SecretView(TenantAPIView):
+    @extend_schema(request=SecretValueSerializer, responses=SecretSerializer)
+    def put(self, request: Request, slug: str, name: str) -> Response:
+        serializer = SecretValueSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            secret = secrets.set_secret(self.tenant, name, serializer.validated_data["value"])
+        except secrets.SecretInvalid as err:
+            raise ValidationError({"value": [str(err)]}) from err
+        row = next(row for row in secrets.listing(self.tenant) if row["name"] == secret.name)
+        return Response(SecretSerializer(row).data)
+
+    def delete(self, request: Request, slug: str, name: str) -> Response:
+        if not secrets.delete_secret(self.tenant, name):
+            raise NotFound("no such secret")
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+OUTBOUND_PAGE_MAX = 500
+
+
+class OutboundAuditView(TenantAPIView):
+    @extend_schema(
+        responses=OutboundRequestSerializer(many=True),
+        parameters=[
+            OpenApiParameter("app", str, description="only this app's requests"),
+            OpenApiParameter("outcome", str, enum=["ok", "refused"]),
+            OpenApiParameter(
+                "limit", int, description=f"1 to {OUTBOUND_PAGE_MAX}, default {RUNS_PAGE_DEFAULT}"
+            ),
+        ],
+        description="Handlers' outbound requests, made or refused, newest first (never bodies or headers).",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        rows = (
+            OutboundRequest.objects.for_tenant(self.tenant)
+            .select_related("app")
+            .order_by("-created_at", "-id")
+        )
+        params = request.query_params
+        if params.get("app"):
+            rows = rows.filter(app__name=params["app"])
+        if params.get("outcome"):
+            rows = rows.filter(outcome=params["outcome"])
+        try:
+            limit = int(params.get("limit", RUNS_PAGE_DEFAULT))
+        except ValueError as err:
+            raise ValidationError({"limit": ["an integer"]}) from err
+        if not 1 <= limit <= OUTBOUND_PAGE_MAX:
+            raise ValidationError({"limit": [f"from 1 to {OUTBOUND_PAGE_MAX}"]})
+        return Response(OutboundRequestSerializer(rows[:limit], many=True).data)

@@ -177,6 +177,46 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "propertyNames": {"pattern": JOB_NAME_PATTERN},
             "additionalProperties": {"$ref": "#/$defs/job"},
         },
+        "egress": {
+            "type": "array",
+            "title": "Where handlers may send requests (request.http)",
+            "description": (
+                "host (https on 443), *.domain (one label, https on 443) or scheme://host[:port]; "
+                "nothing else is reachable. See docs/egress.md."
+            ),
+            "maxItems": 50,
+            "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1, "maxLength": 300},
+            "examples": [["api.github.com", "*.example.com", "http://127.0.0.1:8700"]],
+        },
+        "secrets": {
+            "type": "array",
+            "title": "Tenant secrets the handlers use (request.secret)",
+            "maxItems": 50,
+            "uniqueItems": True,
+            "items": {"type": "string", "pattern": r"^[A-Z][A-Z0-9_]{0,63}$"},
+            "examples": [["CRM_API_KEY"]],
+        },
+        "connections": {
+            "type": "object",
+            "title": "Members' own accounts the handlers use (request.http(..., connection=name))",
+            "description": "Name to the operator's OAuth provider and the scopes the app needs.",
+            "maxProperties": 20,
+            "propertyNames": {"pattern": r"^[a-z][a-z0-9_]{0,39}$"},
+            "additionalProperties": {
+                "type": "object",
+                "required": ["provider"],
+                "additionalProperties": False,
+                "properties": {
+                    "provider": {"type": "string", "minLength": 1, "maxLength": 64},
+                    "scopes": {
+                        "type": "array",
+                        "maxItems": 50,
+                        "items": {"type": "string", "maxLength": 200},
+                    },
+                },
+            },
+        },
     },
     "$defs": {
         "authExpression": {

@@ -20,6 +20,7 @@ from apps_runtime.json_schemas import is_plain_json
 from apps_runtime.manifest import schema as s
 from apps_runtime.manifest.compatibility import compatibility_warnings, iter_tools
 from apps_runtime.manifest.cron import InvalidCronExpression, parse_cron
+from apps_runtime.manifest.egress import egress_problems
 from apps_runtime.manifest.embedded_schemas import embedded_schema_problems
 from apps_runtime.manifest.long_runs import long_run_problems
 from apps_runtime.manifest.output_warnings import output_warnings
@@ -116,6 +117,7 @@ class _Checker:
         self.problems += prompt_problems(manifest, self.routes, self.sizes)
         self.problems += screen_problems(manifest, self.sizes, self.contents)
         self.problems += long_run_problems(manifest)
+        self.problems += egress_problems(manifest)
 
     def check_auth(self, value: Any, ptr: str, what: str) -> AuthExpr | None:
         if not isinstance(value, str):

@@ -56,9 +56,14 @@ RECORDS_CREATE = "records.create"
 RECORDS_UPDATE = "records.update"
 RECORDS_DELETE = "records.delete"
 JOBS_ENQUEUE = "jobs.enqueue"
+# An HTTP request the host makes for the handler (the child has no network): checked against the app's
+# ``egress``, with secrets and the caller's connection put in place by the host (docs/egress.md).
+HTTP_REQUEST = "http.request"
 # Operations that only read: a record the caller may not read is reported as missing, never as forbidden.
 READ_OPS = frozenset({RECORDS_GET, RECORDS_QUERY})
-OPS = frozenset({RECORDS_QUERY, RECORDS_GET, RECORDS_CREATE, RECORDS_UPDATE, RECORDS_DELETE, JOBS_ENQUEUE})
+OPS = frozenset(
+    {RECORDS_QUERY, RECORDS_GET, RECORDS_CREATE, RECORDS_UPDATE, RECORDS_DELETE, JOBS_ENQUEUE, HTTP_REQUEST}
+)
 # Notices: data calls the child sends without waiting and the host never answers (progress and log
 # lines for the caller). The host accepts at most MAX_NOTICES of them per call and ignores the rest.
 PROGRESS = "call.progress"
@@ -74,7 +79,14 @@ PROGRESS_BURST = 5
 PROGRESS_PER_SECOND = 10
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")  # RFC 5424
 # What a failed data call reports; the handler sees the SDK exception of the same code.
-DATA_CALL_ERROR_CODES = frozenset({"not_found", "permission_denied", "invalid", "limit"})
+# An outbound request refused for good (a rule: fix the app, the secret or the connection) or for now
+# (a timeout, a busy budget, an unreachable upstream: try again later).
+EGRESS_REFUSED, EGRESS_RETRYABLE = "egress_refused", "egress_retryable"
+DATA_CALL_ERROR_CODES = frozenset(
+    {"not_found", "permission_denied", "invalid", "limit", EGRESS_REFUSED, EGRESS_RETRYABLE}
+)
+# How ``request.secret(NAME)`` appears to the handler: the host puts the value in place (docs/egress.md).
+SECRET_PLACEHOLDER = "{{lcp.secret:%s}}"
 
 # -- bounds --------------------------------------------------------------------------------------------------
 MAX_CONTROL_MESSAGE = 64 * 1024  # a control message or a zygote report

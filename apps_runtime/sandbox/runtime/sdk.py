@@ -7,6 +7,7 @@ Inside the child this module is also registered as ``platform_sdk``, so handlers
 
 import base64
 import math
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -71,11 +72,31 @@ class LimitExceeded(_CodedError):
     status = 429
 
 
+class EgressRefused(RecordsError):
+    """The platform did not make (or finish) an outbound request: ``rule`` says why in words a developer
+    acts on; ``retryable`` is True when the same request may work later (a timeout, a busy budget, an
+    upstream that did not answer) and False when a rule refused it (fix the app, secret or connection).
+    """
+
+    status = 403
+
+    def __init__(self, rule: str, *, retryable: bool = False, op: str | None = None):
+        code = protocol.EGRESS_RETRYABLE if retryable else protocol.EGRESS_REFUSED
+        super().__init__(code, rule, op=op)
+        self.rule = rule
+        self.retryable = retryable
+
+    def response_status(self) -> int:
+        return 503 if self.retryable else 403
+
+
 _ERRORS_BY_CODE = {cls.code: cls for cls in (NotFound, PermissionDenied, ValidationFailed, LimitExceeded)}
 
 
 def records_error(code: str, message: str, op: str) -> RecordsError:
     """Build the exception a handler sees for a failed data call."""
+    if code in (protocol.EGRESS_REFUSED, protocol.EGRESS_RETRYABLE):
+        return EgressRefused(message, retryable=code == protocol.EGRESS_RETRYABLE, op=op)
     cls = _ERRORS_BY_CODE.get(code)
     if cls is None:
         return RecordsError(code, message, op=op)
@@ -181,6 +202,78 @@ class Records:
         return self._transport(protocol.RECORDS_DELETE, {"collection": collection, "id": id})
 
 
+_SECRET_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+class Http:
+    """Outbound HTTP, made by the platform for the handler: each call is one data call, and the host
+    checks the destination against the app's ``egress`` (docs/egress.md). Every method returns
+    ``{"status": int, "headers": {...}, "json": <parsed body or None>, "text": str}`` and raises
+    ``EgressRefused`` when the platform refuses or cannot finish the request.
+    """
+
+    def __init__(self, transport: Transport):
+        self._transport = transport
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: dict | None = None,
+        headers: dict | None = None,
+        json: Any = None,
+        data: str | dict | None = None,
+        timeout: float | None = None,
+        connection: str | None = None,
+    ) -> dict:
+        """Send ``method`` to ``url``; ``connection`` names a manifest connection whose caller's token
+        the platform adds as ``Authorization: Bearer``.
+        """
+        args: dict = {"method": method, "url": url}
+        optional = {"params": params, "headers": headers, "data": data, "timeout": timeout}
+        args.update((key, value) for key, value in optional.items() if value is not None)
+        if json is not None:
+            args["json"] = json
+        if connection is not None:
+            args["connection"] = connection
+        return self._transport(protocol.HTTP_REQUEST, args)
+
+    def get(self, url: str, *, params=None, headers=None, timeout=None, connection=None) -> dict:
+        return self.request(
+            "GET", url, params=params, headers=headers, timeout=timeout, connection=connection
+        )
+
+    def post(self, url: str, *, json=None, data=None, headers=None, timeout=None, connection=None) -> dict:
+        return self.request(
+            "POST", url, json=json, data=data, headers=headers, timeout=timeout, connection=connection
+        )
+
+    def put(self, url: str, *, json=None, data=None, headers=None, timeout=None, connection=None) -> dict:
+        return self.request(
+            "PUT", url, json=json, data=data, headers=headers, timeout=timeout, connection=connection
+        )
+
+    def patch(self, url: str, *, json=None, data=None, headers=None, timeout=None, connection=None) -> dict:
+        return self.request(
+            "PATCH", url, json=json, data=data, headers=headers, timeout=timeout, connection=connection
+        )
+
+    def delete(self, url: str, *, json=None, data=None, headers=None, timeout=None, connection=None) -> dict:
+        return self.request(
+            "DELETE", url, json=json, data=data, headers=headers, timeout=timeout, connection=connection
+        )
+
+
+def secret(name: str) -> str:
+    """An opaque placeholder for the tenant secret ``name``: the platform puts the value in place only in
+    the URL, headers or body of an outbound request to an ``egress`` destination.
+    """
+    if not isinstance(name, str) or not _SECRET_NAME.fullmatch(name):
+        raise ValueError(f"secret() takes a name like API_TOKEN ({_SECRET_NAME.pattern}), not {name!r:.70}")
+    return protocol.SECRET_PLACEHOLDER % name
+
+
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} must be a number, not {type(value).__name__}")
@@ -251,12 +344,18 @@ class Request:
         self.tool: dict | None = data.get("tool")
         self.user: dict | None = data.get("user")
         self.records = Records(transport)
+        self.http = Http(transport)
         self._answers: dict = data.get("answers") or {}
         self._can_ask = frozenset(data.get("can_ask") or ())
         # The MCP caller's W3C trace context (``00-<trace id>-<span id>-<flags>``), or None.
         self.traceparent: str | None = data.get("traceparent")
         self._transport = transport
         self._notices = Notices(notify)
+
+    @staticmethod
+    def secret(name: str) -> str:
+        """The placeholder of tenant secret ``name`` for ``request.http`` (see ``secret``)."""
+        return secret(name)
 
     def enqueue(self, route_key: str, body: Any = None) -> str:
         """Queue a background run of another route of this app; returns the run id."""
@@ -382,10 +481,12 @@ for _cls in (
     PermissionDenied,
     ValidationFailed,
     LimitExceeded,
+    EgressRefused,
     UserError,
     InputRequired,
     Request,
     Records,
+    Http,
 ):
     _cls.__module__ = "platform_sdk"
 del _cls
