@@ -16,6 +16,8 @@ NAVIGATION = [
     ("Members", "console:members", True),
     ("Tokens", "console:tokens", False),
     ("Connections", "console:connections", False),
+    ("Connected accounts", "console:accounts", False),
+    ("Secrets", "console:secrets", True),
     ("Agents", "console:agents", False),
     ("Audit", "console:audit", True),
     ("Errors", "console:errors", True),

@@ -1,6 +1,19 @@
 from django.urls import path
 
-from console.views import activity, agents, apps, connect, connections, home, members, settings, tokens, tools
+from console.views import (
+    accounts,
+    activity,
+    agents,
+    apps,
+    connect,
+    connections,
+    home,
+    members,
+    secrets,
+    settings,
+    tokens,
+    tools,
+)
 
 app_name = "console"
 
@@ -24,6 +37,13 @@ urlpatterns = [
     path("<str:slug>/tokens/<int:token_id>/revoke", tokens.revoke_token, name="revoke-token"),
     path("<str:slug>/connections/", connections.connections, name="connections"),
     path("<str:slug>/connections/<int:connection_id>/revoke", connections.revoke, name="revoke-connection"),
+    path("<str:slug>/accounts/", accounts.accounts, name="accounts"),
+    path("<str:slug>/accounts/callback", accounts.callback, name="accounts-callback"),
+    path("<str:slug>/accounts/<str:provider>/connect", accounts.connect, name="connect-account"),
+    path("<str:slug>/accounts/<int:connection_id>/revoke", accounts.revoke, name="revoke-account"),
+    path("<str:slug>/secrets/", secrets.secrets_page, name="secrets"),
+    path("<str:slug>/secrets/set", secrets.set_secret, name="set-secret"),
+    path("<str:slug>/secrets/<str:name>/delete", secrets.delete_secret, name="delete-secret"),
     path("<str:slug>/audit/", activity.audit, name="audit"),
     path("<str:slug>/errors/", activity.errors, name="errors"),
     path("<str:slug>/errors/<str:error_id>", activity.error_detail, name="error"),

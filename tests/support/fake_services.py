@@ -4,6 +4,8 @@ listener that only counts connections (a destination that must never be reached)
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import socket
 import threading
@@ -26,7 +28,8 @@ class FakeService:
     server: ThreadingHTTPServer
     seen: list[Seen] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
-    tokens: dict[str, str] = field(default_factory=dict)  # OAuth: code -> access token
+    # OAuth: code -> (access token, the PKCE challenge the authorization request carried)
+    tokens: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def base(self) -> str:
@@ -41,6 +44,11 @@ class FakeService:
         self.release.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def _pkce(form: dict) -> str:
+    digest = hashlib.sha256(form.get("code_verifier", "").encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def _handler(service: FakeService) -> type[BaseHTTPRequestHandler]:
@@ -82,8 +90,9 @@ def _handler(service: FakeService) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             elif url.path == "/oauth/token":
                 form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
-                if form.get("grant_type") == "authorization_code" and form.get("code") in service.tokens:
-                    token = service.tokens.pop(form["code"])
+                grant = service.tokens.pop(form.get("code", ""), None)
+                if form.get("grant_type") == "authorization_code" and grant and _pkce(form) == grant[1]:
+                    token = grant[0]
                     self._answer(
                         200, {"access_token": token, "refresh_token": f"r-{token}", "expires_in": 3600}
                     )
