@@ -72,9 +72,9 @@ def parse_rule(entry: str) -> EgressRule:
             raise BadEntry(f"{entry!r}: the port is 1 to 65535")
         return EgressRule(entry, scheme, port, host=_check_host(match["host"], entry))
     if entry.startswith("*."):
-        suffix = _check_host(entry[2:], entry)
-        if "." not in suffix:
+        if "." not in entry[2:]:
             raise BadEntry(f"{entry!r}: a wildcard covers one label under a domain, like *.example.com")
+        suffix = _check_host(entry[2:], entry)
         return EgressRule(entry, "https", 443, suffix=suffix)
     if "*" in entry:
         raise BadEntry(f"{entry!r}: only a leading '*.' is a wildcard (one label)")
