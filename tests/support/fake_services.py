@@ -54,6 +54,7 @@ def _pkce(form: dict) -> str:
 def _handler(service: FakeService) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
         def log_message(self, *args) -> None:  # quiet
             pass
