@@ -40,7 +40,9 @@ demo: install
 	$(PY) -m apps_runtime.sandbox --bundle-root $${PLATFORM_VAR_DIR:-var}/bundles --min-tier $${SANDBOX_MIN_TIER:-2} \
 		|| { echo "No isolation tier 1 or 2 on this host: install bubblewrap, or accept tier 3 with make demo SANDBOX_MIN_TIER=3"; exit 1; }
 	$(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT)
-	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+	@# The helpdesk's service_status tool calls a loopback status page; only its address is allowed.
+	$(PY) fixtures/status_page/serve.py --port 8765 & status_page=$$!; trap "kill $$status_page" EXIT; \
+		EGRESS_ALLOWED_NETWORKS=127.0.0.1/32 $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 # In parallel (pytest-xdist): two workers per core, as most tests wait on a server, a subprocess or the
 # database rather than compute. Each worker gets its own test database (pytest-django adds _gw<N>), and

@@ -68,3 +68,41 @@ def test_rotating_the_demo_tokens_revokes_the_old_ones_and_prints_new_ones():
     acme = Tenant.objects.get(slug="acme")
     active = [t for t in ApiToken.objects.for_tenant(acme) if t.is_active]
     assert len(active) == 5 and "5 earlier demo tokens revoked" in rotated.getvalue()
+
+
+def test_the_helpdesk_reads_the_demo_status_page_through_an_outbound_request(
+    make_tenant, make_member, settings
+):
+    """As ``make demo`` runs it: the status page on loopback, only its address allowed (here on a free
+    port: the bundle's 8765 is swapped for it)."""
+    import importlib.util
+    import json
+    import threading
+
+    from apps_runtime.dispatch import load_app, run_route
+    from apps_runtime.manifest import bundle_from_mapping
+    from tenants.callers import caller_for
+
+    root = Path(__file__).parent.parent / "fixtures"
+    spec = importlib.util.spec_from_file_location("status_page", root / "status_page" / "serve.py")
+    status_page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(status_page)
+    server = status_page.make_server(0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = str(server.server_address[1])
+    settings.EGRESS_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    try:
+        bundle = read_bundle(root / "apps" / "helpdesk")
+        files = {path: data.replace(b"8765", port.encode()) for path, data in bundle.files.items()}
+        tenant = make_tenant()
+        deploy_bundle(tenant, bundle_from_mapping(json.loads(files.pop("app.json")), files), acting_user=None)
+        member = make_member(tenant, "member").user
+        loaded = load_app(tenant, "helpdesk")
+        route = loaded.compiled.routes.match("GET", "/status")[0]
+        result = run_route(loaded, route, caller_for(tenant, member))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.status == 200, result
+    assert result.body["status"] == "degraded"
+    assert [c["name"] for c in result.body["components"]] == ["Website", "Email", "VPN"]
