@@ -101,3 +101,22 @@ def test_a_connection_to_a_provider_the_operator_did_not_configure_is_refused(ad
     assert (
         "not one of this platform's OUTBOUND_OAUTH_PROVIDERS (crm)" in problems["/connections/chat/provider"]
     )
+
+
+def test_the_readmes_egress_example_deploys(acme, deploy, settings):
+    """The README's complete example (documented against GitHub's API, never called here) deploys."""
+    import json
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("<!-- egress example -->") :]
+    manifest = json.loads(re.search(r"```json\n(.*?)\n```", section, re.S).group(1))
+    handlers = re.findall(r"```python\n# (\w+\.py)[^\n]*\n(.*?)\n```", section, re.S)
+    settings.OUTBOUND_OAUTH_PROVIDERS = {"github": {}}
+    result = deploy(acme, manifest, dict(handlers))
+    assert len(result.tools) == 2
+    assert [str(w) for w in result.warnings] == [
+        "/secrets/0: secret GITHUB_TOKEN is not set: requests that use it are refused until a tenant admin "
+        "sets it (PUT /api/tenants/acme/secrets/GITHUB_TOKEN)"
+    ]
