@@ -137,14 +137,15 @@ def _prepare(
         raise Refused("a secret may go in a URL's path or query, never in its host")
     names = set(PLACEHOLDER.findall(json.dumps(args, default=str)))
     values = _secret_values(call, names)
-    url = httpx2.URL(_fill(raw_url, values))
-    params = args.get("params")
-    if params is not None:
-        if not isinstance(params, dict):
-            raise Refused("params must be an object")
-        url = url.copy_merge_params({str(k): _fill(str(v), values) for k, v in params.items()})
-    if (url.scheme, url.host, _port(url)) != (shown.scheme, shown.host, _port(shown)):
-        raise Refused("a secret's value changed the URL's destination")
+    try:  # the messages of these errors may quote the URL, which now holds values: never passed on
+        url = httpx2.URL(_fill(raw_url, values))
+        params = args.get("params")
+        if params is not None:
+            if not isinstance(params, dict):
+                raise Refused("params must be an object")
+            url = url.copy_merge_params({str(k): _fill(str(v), values) for k, v in params.items()})
+    except (httpx2.InvalidURL, ValueError, TypeError):
+        raise Refused("the URL with its secrets put in place is not a valid URL") from None
     headers = _headers(args.get("headers"), values)
     body, content_type = _body(args, values)
     if body is not None and len(body) > settings.EGRESS_MAX_REQUEST_BYTES:
@@ -345,7 +346,10 @@ def _one_request(outgoing: _Outgoing, networks: tuple, end: float) -> tuple[int,
     host = outgoing.url.host
     # The transport directly, not a Client: a Client logs each request's URL (a secret may be in it),
     # and keeps cookies across requests, which nothing here wants.
-    request = httpx2.Request(outgoing.method, outgoing.url, headers=headers, content=outgoing.body)
+    try:
+        request = httpx2.Request(outgoing.method, outgoing.url, headers=headers, content=outgoing.body)
+    except (ValueError, TypeError, UnicodeError):  # a header value HTTP cannot carry; never quoted
+        raise Refused("a header value is not valid in HTTP (ASCII text, no line breaks)") from None
     request.extensions["timeout"] = timeout.as_dict()
     with PinnedTransport(PinnedBackend(networks)) as pinned:
         try:

@@ -120,3 +120,21 @@ def test_the_readmes_egress_example_deploys(acme, deploy, settings):
         "/secrets/0: secret GITHUB_TOKEN is not set: requests that use it are refused until a tenant admin "
         "sets it (PUT /api/tenants/acme/secrets/GITHUB_TOKEN)"
     ]
+
+
+def test_the_console_secrets_page_sets_lists_and_deletes_without_showing_a_value(acme, deploy):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    deploy(acme, MANIFEST, FILES)
+    admin = Client()
+    admin.force_login(get_user_model().objects.get(username="admin"))
+    assert admin.post("/console/acme/secrets/set", {"name": "API_KEY", "value": VALUE}).status_code == 302
+    page = admin.get("/console/acme/secrets/").content.decode()
+    assert "API_KEY" in page and "hooks" in page and VALUE not in page
+    member = Client()
+    member.force_login(get_user_model().objects.get(username="member"))
+    assert member.get("/console/acme/secrets/").status_code in (403, 404)
+    assert member.post("/console/acme/secrets/API_KEY/delete").status_code in (403, 404)
+    assert admin.post("/console/acme/secrets/API_KEY/delete").status_code == 302
+    assert not TenantSecret.all_tenants.exists()
