@@ -281,3 +281,36 @@ def test_a_hanging_upstream_times_out_within_the_call(call, api):
     _, body = call(url=f"{api.base}/hang", timeout=0.5)
     assert body["retryable"] is True
     assert "did not answer in time" in body["refused"]
+
+
+def test_a_handler_that_prints_and_raises_what_it_got_leaves_no_secret_in_the_error_record(
+    client, acme, deploy, api, make_token
+):
+    leaky = """
+import sys
+
+def handle(request):
+    answer = request.http.get(request.body["url"], headers={"X-Api-Key": request.secret("API_KEY")})
+    print(answer, file=sys.stderr)
+    raise RuntimeError("upstream said " + answer["text"] + " for " + request.secret("API_KEY"))
+"""
+    manifest = {
+        "name": "hooks",
+        "egress": [api.base],
+        "secrets": ["API_KEY"],
+        "routes": {"POST /leak": {"handler": "leak.py", "auth": "user"}},
+    }
+    deploy(acme, manifest, {"leak.py": leaky})
+    set_secret(acme, "API_KEY", SECRET_VALUE)
+    _, raw = make_token(acme, "member")
+    response = client.post(
+        f"{BASE}/leak",
+        data={"url": f"{api.base}/echo"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+    )
+    assert response.status_code == 500
+    assert api.seen[-1].headers["x-api-key"] == SECRET_VALUE  # it was sent
+    error = HandlerError.all_tenants.get()
+    assert "[secret]" in error.logs and "{{lcp.secret:API_KEY}}" in error.trace
+    assert SECRET_VALUE not in error.trace + error.logs + response.content.decode()
