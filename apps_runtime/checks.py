@@ -8,8 +8,11 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.checks import Error, register
 
+from apps_runtime.egress.addresses import parse_networks
 from apps_runtime.screen_documents import site_of
 from core.setting_bounds import Bound, bound_errors
+
+PROVIDER_KEYS = ("authorize_url", "token_url", "client_id")
 
 BOUNDS = {
     # Prefix (20) + "_" + app (40) + "_" + tool (40) can exceed any limit; below 24 the hashed form
@@ -59,6 +62,16 @@ BOUNDS = {
     "SCREENS_GRANT_SECONDS": Bound(int, 10, 86400),
     "TENANT_MEMBER_SHARE_PERCENT": Bound(int, 1, 99),
     "TENANT_STORAGE_QUOTA_BYTES": Bound(int, 1024),
+    "EGRESS_MAX_REQUESTS_PER_CALL": Bound(int, 0),
+    "EGRESS_MAX_BYTES_PER_CALL": Bound(int, 1),
+    "EGRESS_MAX_REQUEST_BYTES": Bound(int, 1),
+    "EGRESS_MAX_RESPONSE_BYTES": Bound(int, 1),
+    "EGRESS_MAX_CONCURRENT_PER_TENANT": Bound(int, 1),
+    "EGRESS_MAX_CONCURRENT": Bound(int, 1),
+    "EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE": Bound(int, 0),
+    "EGRESS_CONNECT_TIMEOUT": Bound(float, 0.01),
+    "EGRESS_READ_TIMEOUT": Bound(float, 0.01),
+    "EGRESS_MAX_REDIRECTS": Bound(int, 0, 20),
 }
 
 
@@ -103,3 +116,27 @@ def check_screens_origin(app_configs, **kwargs) -> list[Error]:
             )
         ]
     return []
+
+
+@register()
+def check_egress_settings(app_configs, **kwargs) -> list[Error]:
+    """EGRESS_ALLOWED_NETWORKS are CIDRs; OUTBOUND_OAUTH_PROVIDERS maps names to complete providers."""
+    errors = []
+    try:
+        parse_networks(settings.EGRESS_ALLOWED_NETWORKS)
+    except ValueError as err:
+        errors.append(
+            Error(f"EGRESS_ALLOWED_NETWORKS: {err} (write CIDRs like 127.0.0.1/32)", id="apps_runtime.E010")
+        )
+    providers = settings.OUTBOUND_OAUTH_PROVIDERS
+    if not isinstance(providers, dict):
+        return [*errors, Error("OUTBOUND_OAUTH_PROVIDERS must be a JSON object", id="apps_runtime.E011")]
+    for name, config in providers.items():
+        missing = [key for key in PROVIDER_KEYS if not isinstance(config, dict) or not config.get(key)]
+        if missing:
+            errors.append(
+                Error(
+                    f"OUTBOUND_OAUTH_PROVIDERS[{name!r}] lacks {', '.join(missing)}", id="apps_runtime.E011"
+                )
+            )
+    return errors

@@ -314,3 +314,23 @@ def handle(request):
     error = HandlerError.all_tenants.get()
     assert "[secret]" in error.logs and "{{lcp.secret:API_KEY}}" in error.trace
     assert SECRET_VALUE not in error.trace + error.logs + response.content.decode()
+
+
+def test_a_request_ends_within_the_routes_time_limit_and_the_handler_still_answers(
+    client, acme, deploy, api, make_token
+):
+    manifest = {
+        "name": "hooks",
+        "egress": [api.base],
+        "routes": {"POST /call": {"handler": "call.py", "auth": "user", "timeoutMs": 1500}},
+    }
+    deploy(acme, manifest, {"call.py": CALL})
+    _, raw = make_token(acme, "member")
+    response = client.post(
+        f"{BASE}/call",
+        data={"url": f"{api.base}/hang"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {raw}",
+    )
+    assert response.status_code == 200  # not the route's 504: the request gave up first
+    assert response.json()["retryable"] is True
