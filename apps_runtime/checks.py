@@ -72,6 +72,8 @@ BOUNDS = {
     "EGRESS_CONNECT_TIMEOUT": Bound(float, 0.01),
     "EGRESS_READ_TIMEOUT": Bound(float, 0.01),
     "EGRESS_MAX_REDIRECTS": Bound(int, 0, 20),
+    "RETENTION_OUTBOUND_DAYS": Bound(float, 0.01),
+    "RETENTION_OUTBOUND_PER_TENANT": Bound(int, 1),
 }
 
 

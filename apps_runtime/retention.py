@@ -7,6 +7,8 @@ share of that cap (``core.member_shares``), their own oldest going first, so one
 failures cannot push out the others' records. Their bytes count against the tenant's storage quota
 (``storage_quota``). Finished job runs go after ``RETENTION_JOB_RUN_DAYS``, and a tenant keeps
 at most ``RETENTION_JOB_RUNS_PER_TENANT`` finished runs (queued and running ones are never purged).
+Outbound requests' audit rows go after ``RETENTION_OUTBOUND_DAYS``, a tenant keeping at most
+``RETENTION_OUTBOUND_PER_TENANT``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime
 
 from django.conf import settings
 
-from apps_runtime.models import HandlerError, JobRun
+from apps_runtime.models import HandlerError, JobRun, OutboundRequest
 from core.member_shares import member_share
 from core.retention import cutoff, keep_newest
 from core.storable import storable_text
@@ -49,10 +51,16 @@ def purge(now: datetime) -> dict[str, int]:
     ).delete()
     old_runs = JobRun.all_tenants.filter(status__in=FINISHED)
     runs, _ = old_runs.filter(finished_at__lt=cutoff(settings.RETENTION_JOB_RUN_DAYS, now)).delete()
+    outbound, _ = OutboundRequest.all_tenants.filter(
+        created_at__lt=cutoff(settings.RETENTION_OUTBOUND_DAYS, now)
+    ).delete()
     for tenant_id in Tenant.objects.values_list("pk", flat=True):
+        outbound += keep_newest(
+            OutboundRequest.objects.for_tenant(tenant_id), settings.RETENTION_OUTBOUND_PER_TENANT
+        )
         errors += keep_newest(
             HandlerError.objects.for_tenant(tenant_id), settings.RETENTION_ERRORS_PER_TENANT
         )
         finished = JobRun.objects.for_tenant(tenant_id).filter(status__in=FINISHED)
         runs += keep_newest(finished, settings.RETENTION_JOB_RUNS_PER_TENANT)
-    return {"handler_errors": errors, "job_runs": runs}
+    return {"handler_errors": errors, "job_runs": runs, "outbound_requests": outbound}

@@ -649,3 +649,6 @@ EGRESS_READ_TIMEOUT = _env_float("EGRESS_READ_TIMEOUT", 15.0)
 EGRESS_MAX_REDIRECTS = _env_int("EGRESS_MAX_REDIRECTS", 5)
 # Outbound requests one tenant's handlers may start per minute (in each process).
 EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE = _env_int("EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE", 600)
+# Outbound requests' audit rows: kept this many days, and at most this many per tenant (purge_expired).
+RETENTION_OUTBOUND_DAYS = _env_float("RETENTION_OUTBOUND_DAYS", 30.0)
+RETENTION_OUTBOUND_PER_TENANT = _env_int("RETENTION_OUTBOUND_PER_TENANT", 100_000)

@@ -138,3 +138,16 @@ def test_the_console_secrets_page_sets_lists_and_deletes_without_showing_a_value
     assert member.post("/console/acme/secrets/API_KEY/delete").status_code in (403, 404)
     assert admin.post("/console/acme/secrets/API_KEY/delete").status_code == 302
     assert not TenantSecret.all_tenants.exists()
+
+
+def test_outbound_audit_rows_are_kept_within_the_tenants_cap(acme, settings):
+    from django.utils import timezone
+
+    from apps_runtime.models import OutboundRequest
+    from apps_runtime.retention import purge
+
+    settings.RETENTION_OUTBOUND_PER_TENANT = 2
+    for _ in range(3):
+        OutboundRequest.objects.create(tenant=acme, method="GET", outcome="ok")
+    assert purge(timezone.now())["outbound_requests"] == 1
+    assert OutboundRequest.all_tenants.count() == 2

@@ -33,6 +33,7 @@ def test_purge_all_names_every_kind_each_app_purges():
         "tenant_audit",
         "handler_errors",
         "job_runs",
+        "outbound_requests",
         "tool_call_audit",
         "agent_runs",
         "agent_run_steps",
