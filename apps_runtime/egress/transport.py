@@ -10,6 +10,8 @@ import ipaddress
 import socket
 import ssl
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import httpcore2
@@ -51,11 +53,21 @@ def set_resolver(resolver: Resolver | None) -> None:
     _resolver[0] = resolver or system_resolver
 
 
-def resolve(host: str, port: int) -> list[str]:
+# getaddrinfo takes no timeout: lookups run here, and a caller waits no longer than its connect timeout
+# (a lookup that hangs keeps one of these threads until the system gives up, never a handler's call).
+_lookups = ThreadPoolExecutor(max_workers=8, thread_name_prefix="egress-dns")
+
+
+def resolve(host: str, port: int, timeout: float | None = None) -> list[str]:
+    """Raises: Unresolvable: no answer, or none within ``timeout`` seconds."""
     try:
         return [str(ipaddress.ip_address(host.strip("[]")))]
     except ValueError:
-        return _resolver[0](host, port)
+        pass
+    try:
+        return _lookups.submit(_resolver[0], host, port).result(timeout=timeout)
+    except FutureTimeout:
+        raise Unresolvable(host) from None
 
 
 class PinnedBackend(SyncBackend):
@@ -74,7 +86,7 @@ class PinnedBackend(SyncBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.NetworkStream:
         """Raises: AddressRefused, Unresolvable; httpcore's connect errors."""
-        addresses = resolve(host, port)
+        addresses = resolve(host, port, timeout)
         if not addresses:
             raise Unresolvable(host)
         for address in addresses:  # every answer, so a mixed answer is refused whichever one is used

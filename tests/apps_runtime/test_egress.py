@@ -334,3 +334,22 @@ def test_a_request_ends_within_the_routes_time_limit_and_the_handler_still_answe
     )
     assert response.status_code == 200  # not the route's 504: the request gave up first
     assert response.json()["retryable"] is True
+
+
+def test_a_dns_lookup_that_hangs_ends_with_the_connect_timeout(call, api, settings):
+    import threading
+
+    settings.EGRESS_CONNECT_TIMEOUT = 0.3
+    released = threading.Event()
+
+    def hanging(host: str, port: int) -> list[str]:
+        released.wait(10)
+        return ["127.0.0.1"]
+
+    transport.set_resolver(hanging)
+    try:
+        _, body = call(url=f"http://fake.test:{api.port}/")
+    finally:
+        released.set()
+    assert body == {"refused": "fake.test does not resolve", "retryable": True}
+    assert api.seen == []
