@@ -23,7 +23,7 @@ from apps_runtime.models import App, AppVersion, Job, Tool
 from apps_runtime.sandbox import get_sandbox
 from apps_runtime.screens import screen_uri
 from apps_runtime.wire_names import BUILTIN_TOOLS, builtin_wire_name, tenant_wire_name
-from tenants.actions import bump_state_version
+from tenants.actions import bump_state_version, record_audit
 from tenants.models import Tenant
 
 
@@ -31,6 +31,14 @@ from tenants.models import Tenant
 class DeployResult:
     app: App
     version: AppVersion
+    tools: list[tuple[str, str]]  # (tool name, wire name) in manifest order
+    warnings: list[Problem]
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The deploy's verdict on a bundle that would deploy: its tools' wire names and its warnings."""
+
     tools: list[tuple[str, str]]  # (tool name, wire name) in manifest order
     warnings: list[Problem]
 
@@ -257,23 +265,46 @@ def _unset_secret_warnings(tenant: Tenant, manifest: dict) -> list[Problem]:
     ]
 
 
-def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUser | None) -> DeployResult:
-    """Validate and deploy a bundle as a new version of its app, switching to it at once.
+def _checked(tenant: Tenant, bundle: Bundle) -> tuple[list[tuple[int, dict, str]], list[Problem]]:
+    """The one validation of a deploy: the manifest, the handlers' code (compiled, never run) and the
+    wire names against the tenant's other apps; returns the planned tools and the warnings.
 
     Raises:
-        DeployRejected: every problem of the manifest, or a wire name taken by another holder.
+        DeployRejected: every problem, with every warning found on the way.
     """
-    warnings = check_bundle(bundle)  # the manifest, and the handlers' code compiled (never run)
+    warnings = check_bundle(bundle)
     manifest = bundle.manifest
     warnings = [*warnings, *_unset_secret_warnings(tenant, manifest)]
     planned = _planned_tools(tenant, manifest)
     problems = _name_problems(tenant, manifest["name"], planned) + _prompt_name_problems(tenant, manifest)
     if problems:
         raise DeployRejected(problems, warnings=warnings)
+    return planned, warnings
+
+
+def validate_bundle(tenant: Tenant, bundle: Bundle) -> Validation:
+    """What ``deploy_bundle`` would say of ``bundle``, without deploying anything.
+
+    Raises:
+        DeployRejected: every problem of the bundle (and its warnings), as a deploy would refuse it.
+    """
+    planned, warnings = _checked(tenant, bundle)
+    return Validation([(t["name"], w) for _, t, w in planned], warnings)
+
+
+def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUser | None) -> DeployResult:
+    """Validate and deploy a bundle as a new version of its app, switching to it at once (audited).
+
+    Raises:
+        DeployRejected: every problem of the manifest, or a wire name taken by another holder.
+    """
+    planned, warnings = _checked(tenant, bundle)
+    manifest = bundle.manifest
     archive, digest = pack_files(bundle.files)
 
     def work() -> DeployResult:
         app = _locked_app(tenant, manifest["name"])
+        previous = app.active_version.number if app.active_version_id else None
         number = (
             AppVersion.objects.for_tenant(tenant).filter(app=app).aggregate(n=Max("number"))["n"] or 0
         ) + 1
@@ -288,13 +319,21 @@ def deploy_bundle(tenant: Tenant, bundle: Bundle, *, acting_user: AbstractBaseUs
             created_by=acting_user,
         )
         _activate(app, version, manifest, planned)
+        record_audit(
+            tenant,
+            "app.deploy",
+            app.name,
+            acting_user=acting_user,
+            old={"version": previous},
+            new={"version": number, "contentHash": digest},
+        )
         return DeployResult(app, version, [(t["name"], w) for _, t, w in planned], warnings)
 
     return _commit_or_reject(tenant, manifest["name"], planned, work)
 
 
 def rollback_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser | None) -> DeployResult:
-    """Switch an app back to the version before its active one.
+    """Switch an app back to the version before its active one (audited).
 
     Raises:
         DeployRejected: no such app, no earlier version, or its wire names are now taken.
@@ -319,14 +358,18 @@ def rollback_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
 
     def work() -> DeployResult:
         locked = _locked_app(tenant, app_name)
+        old = {"version": locked.active_version.number if locked.active_version_id else None}
         _activate(locked, previous, previous.manifest, planned)
+        new = {"version": previous.number}
+        record_audit(tenant, "app.rollback", app_name, acting_user=acting_user, old=old, new=new)
         return DeployResult(locked, previous, [(t["name"], w) for _, t, w in planned], [])
 
     return _commit_or_reject(tenant, app_name, planned, work)
 
 
 def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser | None) -> App:
-    """Stop serving an app: its routes, tools and job schedules go away; versions and records are kept.
+    """Stop serving an app: its routes, tools and job schedules go away; versions and records are kept
+    (audited).
 
     Raises:
         DeployRejected: no such deployed app.
@@ -338,8 +381,10 @@ def undeploy_app(tenant: Tenant, app_name: str, *, acting_user: AbstractBaseUser
         Tool.objects.for_tenant(tenant).filter(app=app).delete()
         Job.objects.for_tenant(tenant).filter(app=app).delete()
         _drain_on_commit(app)
+        old = {"version": app.active_version.number}
         app.active_version = None
         app.updated_at = timezone.now()
         app.save(update_fields=["active_version", "updated_at"])
+        record_audit(tenant, "app.undeploy", app_name, acting_user=acting_user, old=old, new=None)
         bump_state_version(tenant)
     return app

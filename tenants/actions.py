@@ -39,6 +39,13 @@ def _audit(
     )
 
 
+def record_audit(
+    tenant: Tenant, action: str, target: str = "", *, acting_user: User | None, old=None, new=None
+) -> None:
+    """One line of the tenant's audit log, for a change made outside this module (deploys)."""
+    _audit(tenant, acting_user, action, target, old=old, new=new)
+
+
 def bump_state_version(tenant: Tenant) -> None:
     """Mark the tenant's catalogs stale in every process (each notices on its next look)."""
     Tenant.objects.filter(pk=tenant.pk).update(state_version=F("state_version") + 1)

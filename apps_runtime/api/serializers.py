@@ -54,6 +54,22 @@ class HandlerErrorSerializer(serializers.ModelSerializer):
         ]
 
 
+class HandlerErrorListSerializer(serializers.Serializer):
+    """A page of handler errors, oldest first, and the cursor to ask for newer ones."""
+
+    errors = HandlerErrorSerializer(many=True)
+    cursor = serializers.CharField()
+
+
+class ValidationSerializer(serializers.Serializer):
+    """A deploy's verdict on a bundle, nothing deployed."""
+
+    valid = serializers.BooleanField()
+    problems = serializers.ListField(child=serializers.DictField())
+    warnings = serializers.ListField(child=serializers.CharField())
+    tools = serializers.ListField(child=serializers.DictField())
+
+
 class JobRunSerializer(serializers.ModelSerializer):
     """A run as tenant admins see it in a list: who it ran as, how it went, the last error id."""
 

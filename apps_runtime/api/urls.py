@@ -5,9 +5,11 @@ from apps_runtime.api import views
 urlpatterns = [
     path("schema/manifest.json", views.manifest_schema, name="manifest-schema"),
     path("tenants/<str:slug>/apps", views.AppListView.as_view(), name="tenant-apps"),
+    path("tenants/<str:slug>/apps/validate", views.AppValidateView.as_view(), name="app-validate"),
     path(
         "tenants/<str:slug>/apps/<str:app>/versions", views.AppVersionListView.as_view(), name="app-versions"
     ),
+    path("tenants/<str:slug>/errors", views.HandlerErrorListView.as_view(), name="handler-errors"),
     path("tenants/<str:slug>/errors/<str:error_id>", views.HandlerErrorView.as_view(), name="handler-error"),
     path("tenants/<str:slug>/runs", views.JobRunListView.as_view(), name="job-runs"),
     path("tenants/<str:slug>/runs/<str:run_id>", views.JobRunDetailView.as_view(), name="job-run"),

@@ -18,16 +18,25 @@ from apps_runtime.api.serializers import (
     AppSerializer,
     AppVersionSerializer,
     DeployJsonSerializer,
+    HandlerErrorListSerializer,
     HandlerErrorSerializer,
     JobRunDetailSerializer,
     JobRunSerializer,
     OutboundRequestSerializer,
     SecretSerializer,
     SecretValueSerializer,
+    ValidationSerializer,
 )
-from apps_runtime.deploy import deploy_bundle
+from apps_runtime.deploy import deploy_bundle, validate_bundle
 from apps_runtime.egress import secrets
-from apps_runtime.manifest import Bundle, BundleTooLarge, Problem, bundle_from_mapping, read_bundle_upload
+from apps_runtime.manifest import (
+    Bundle,
+    BundleTooLarge,
+    DeployRejected,
+    Problem,
+    bundle_from_mapping,
+    read_bundle_upload,
+)
 from apps_runtime.manifest.schema import MANIFEST_SCHEMA
 from apps_runtime.models import App, AppVersion, HandlerError, JobRun, OutboundRequest, Tool
 from tenants.api.views import TenantAPIView
@@ -61,7 +70,7 @@ class AppListView(TenantAPIView):
         description="Deploy a bundle: a .zip in the `bundle` form field, or JSON with manifest and files.",
     )
     def post(self, request: Request, slug: str) -> Response:
-        result = deploy_bundle(self.tenant, self._bundle(request), acting_user=request.user)
+        result = deploy_bundle(self.tenant, posted_bundle(request), acting_user=request.user)
         result.app.active_tools = list(
             Tool.objects.for_tenant(self.tenant).filter(app=result.app).order_by("position")
         )
@@ -69,32 +78,63 @@ class AppListView(TenantAPIView):
         body["warnings"] = [str(w) for w in result.warnings]
         return Response(body, status=status.HTTP_201_CREATED)
 
-    def _bundle(self, request: Request) -> Bundle:
-        """The bundle sent: a .zip in the ``bundle`` form field, or JSON ``{"manifest", "files"}``.
 
-        Raises:
-            ValidationError: a form upload without a ``bundle`` field, or JSON without manifest and files.
-            BundleTooLarge: a JSON body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, or an archive too big.
-            DeployRejected: the archive or the files are not a readable bundle, or JSON nested too deep.
-        """
+def posted_bundle(request: Request) -> Bundle:
+    """The bundle sent: a .zip in the ``bundle`` form field, or JSON ``{"manifest", "files"}``.
+
+    Raises:
+        ValidationError: a form upload without a ``bundle`` field, or JSON without manifest and files.
+        BundleTooLarge: a JSON body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, or an archive too big.
+        DeployRejected: the archive or the files are not a readable bundle, or JSON nested too deep.
+    """
+    try:
+        upload = request.FILES.get(BUNDLE_FIELD)
+    except RequestDataTooBig:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        message = (
+            f"the request body is over {limit} bytes: upload the bundle as a .zip "
+            f"in the form field '{BUNDLE_FIELD}' (multipart/form-data)"
+        )
+        raise BundleTooLarge([Problem("/", message)]) from None
+    if upload is not None:
+        return read_bundle_upload(upload)
+    if request.content_type.startswith("multipart/form-data"):
+        sent = ", ".join(repr(name[:40]) for name in sorted({*request.FILES, *request.data})[:5])
+        message = f"upload the .zip in the form field '{BUNDLE_FIELD}' (this form sent {sent or 'none'})"
+        raise ValidationError({BUNDLE_FIELD: [message]})
+    serializer = DeployJsonSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return bundle_from_mapping(serializer.validated_data["manifest"], serializer.validated_data["files"])
+
+
+class AppValidateView(TenantAPIView):
+    parser_classes = [DeployJSONParser, MultiPartParser]
+
+    @extend_schema(
+        request={"application/json": DeployJsonSerializer},
+        responses={200: ValidationSerializer},
+        description=(
+            "Validate a bundle as a deploy would (same body), deploying nothing: `valid`, every problem "
+            "(pointer and message), every warning, and the wire names the tools would get."
+        ),
+    )
+    def post(self, request: Request, slug: str) -> Response:
         try:
-            upload = request.FILES.get(BUNDLE_FIELD)
-        except RequestDataTooBig:
-            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            message = (
-                f"the request body is over {limit} bytes: upload the bundle as a .zip "
-                f"in the form field '{BUNDLE_FIELD}' (multipart/form-data)"
-            )
-            raise BundleTooLarge([Problem("/", message)]) from None
-        if upload is not None:
-            return read_bundle_upload(upload)
-        if request.content_type.startswith("multipart/form-data"):
-            sent = ", ".join(repr(name[:40]) for name in sorted({*request.FILES, *request.data})[:5])
-            message = f"upload the .zip in the form field '{BUNDLE_FIELD}' (this form sent {sent or 'none'})"
-            raise ValidationError({BUNDLE_FIELD: [message]})
-        serializer = DeployJsonSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        return bundle_from_mapping(serializer.validated_data["manifest"], serializer.validated_data["files"])
+            found = validate_bundle(self.tenant, posted_bundle(request))
+        except BundleTooLarge:
+            raise  # refused before it was read, as a deploy refuses it: 413
+        except DeployRejected as rejected:
+            members = rejected.problem_members()
+            body = {"valid": False, "problems": members["problems"], "warnings": members["warnings"]}
+            return Response({**body, "tools": []})
+        return Response(
+            {
+                "valid": True,
+                "problems": [],
+                "warnings": [str(w) for w in found.warnings],
+                "tools": [{"name": name, "wire_name": wire} for name, wire in found.tools],
+            }
+        )
 
 
 class AppVersionListView(TenantAPIView):
@@ -102,6 +142,57 @@ class AppVersionListView(TenantAPIView):
     def get(self, request: Request, slug: str, app: str) -> Response:
         versions = AppVersion.objects.for_tenant(self.tenant).filter(app__name=app).order_by("-number")
         return Response(AppVersionSerializer(versions, many=True).data)
+
+
+ERRORS_PAGE_DEFAULT = 20
+ERRORS_PAGE_MAX = 100
+
+
+class HandlerErrorListView(TenantAPIView):
+    @extend_schema(
+        responses=HandlerErrorListSerializer,
+        parameters=[
+            OpenApiParameter("app", str, description="only this app's errors"),
+            OpenApiParameter("since", str, description="the cursor of an earlier answer: only newer errors"),
+            OpenApiParameter(
+                "limit", int, description=f"1 to {ERRORS_PAGE_MAX}, default {ERRORS_PAGE_DEFAULT}"
+            ),
+        ],
+        description=(
+            "The tenant's handler errors (trace of the tenant's own frames, and logs), oldest first: the "
+            "newest `limit` ones, or with `since` the first `limit` ones after that cursor. `cursor` is "
+            "what to send as `since` next (for `lcp errors --follow` and `lcp dev`)."
+        ),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        params = request.query_params
+        errors = HandlerError.objects.for_tenant(self.tenant).select_related("app")
+        if params.get("app"):
+            errors = errors.filter(app__name=params["app"])
+        limit = _bounded_int(params, "limit", ERRORS_PAGE_DEFAULT, ERRORS_PAGE_MAX)
+        since = _bounded_int(params, "since", 0, 2**62, low=0) if params.get("since") else None
+        if since is None:
+            page = list(errors.order_by("-id")[:limit])[::-1]
+            cursor = page[-1].pk if page else 0
+        else:
+            page = list(errors.filter(id__gt=since).order_by("id")[:limit])
+            cursor = page[-1].pk if page else since
+        return Response({"errors": HandlerErrorSerializer(page, many=True).data, "cursor": str(cursor)})
+
+
+def _bounded_int(params, name: str, default: int, high: int, *, low: int = 1) -> int:
+    """Query parameter ``name`` as an int from ``low`` to ``high``.
+
+    Raises:
+        ValidationError: not an integer, or out of bounds.
+    """
+    try:
+        value = int(params.get(name, default))
+    except ValueError as err:
+        raise ValidationError({name: ["an integer"]}) from err
+    if not low <= value <= high:
+        raise ValidationError({name: [f"from {low} to {high}"]})
+    return value
 
 
 class HandlerErrorView(TenantAPIView):

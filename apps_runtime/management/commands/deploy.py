@@ -30,6 +30,8 @@ class Command(TenantCommand):
         except DeployRejected as rejected:
             for problem in rejected.problems:
                 self.stdout.write(str(problem))
+            for warning in rejected.warnings:
+                self.stderr.write(f"warning: {warning}")
             count = len(rejected.problems)
             raise CommandError(f"deploy refused: {count} problem{'s' if count != 1 else ''}") from rejected
         self._report(result)
