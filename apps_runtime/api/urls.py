@@ -6,6 +6,7 @@ urlpatterns = [
     path("schema/manifest.json", views.manifest_schema, name="manifest-schema"),
     path("tenants/<str:slug>/apps", views.AppListView.as_view(), name="tenant-apps"),
     path("tenants/<str:slug>/apps/validate", views.AppValidateView.as_view(), name="app-validate"),
+    path("tenants/<str:slug>/apps/<str:app>/rollback", views.AppRollbackView.as_view(), name="app-rollback"),
     path(
         "tenants/<str:slug>/apps/<str:app>/versions", views.AppVersionListView.as_view(), name="app-versions"
     ),

@@ -27,7 +27,7 @@ from apps_runtime.api.serializers import (
     SecretValueSerializer,
     ValidationSerializer,
 )
-from apps_runtime.deploy import deploy_bundle, validate_bundle
+from apps_runtime.deploy import DeployResult, deploy_bundle, rollback_app, validate_bundle
 from apps_runtime.egress import secrets
 from apps_runtime.manifest import (
     Bundle,
@@ -71,12 +71,27 @@ class AppListView(TenantAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         result = deploy_bundle(self.tenant, posted_bundle(request), acting_user=request.user)
-        result.app.active_tools = list(
-            Tool.objects.for_tenant(self.tenant).filter(app=result.app).order_by("position")
-        )
-        body = AppSerializer(result.app).data
-        body["warnings"] = [str(w) for w in result.warnings]
-        return Response(body, status=status.HTTP_201_CREATED)
+        return Response(deployed_body(result), status=status.HTTP_201_CREATED)
+
+
+def deployed_body(result: DeployResult) -> dict:
+    """The app as a deploy or a rollback left it, its tools and the version's warnings."""
+    result.app.active_tools = list(
+        Tool.objects.for_tenant(result.app.tenant_id).filter(app=result.app).order_by("position")
+    )
+    body = AppSerializer(result.app).data
+    body["warnings"] = [str(w) for w in result.warnings]
+    return body
+
+
+class AppRollbackView(TenantAPIView):
+    @extend_schema(
+        request=None,
+        responses=AppSerializer,
+        description="Switch an app back to the version before its active one (422 when there is none).",
+    )
+    def post(self, request: Request, slug: str, app: str) -> Response:
+        return Response(deployed_body(rollback_app(self.tenant, app, acting_user=request.user)))
 
 
 def posted_bundle(request: Request) -> Bundle:

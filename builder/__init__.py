@@ -1,0 +1,1 @@
+"""Builders: the builder MCP endpoint for tenant admins and the handler test kit."""

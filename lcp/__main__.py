@@ -1,0 +1,3 @@
+from lcp.cli import main
+
+main()
