@@ -1,4 +1,5 @@
-"""The one ASGI app: the MCP gateway at /t/<tenant>/mcp, Django for everything else.
+"""The one ASGI app: the MCP gateway at /t/<tenant>/mcp, the builder endpoint at
+/t/<tenant>/builder/mcp, Django for everything else.
 
 Django cannot take the lifespan scope, so this router owns it and runs the gateway's session
 manager (and its change notifier) for the life of the process.
@@ -21,6 +22,7 @@ import anyio  # noqa: E402
 from apps_runtime.jobs.clock import InProcessClock  # noqa: E402
 from apps_runtime.sandbox import SandboxUnavailable, close_sandbox, get_sandbox  # noqa: E402
 from apps_runtime.superseded import retire_forever  # noqa: E402
+from builder.endpoint import BuilderEndpoint  # noqa: E402
 from core.logs import trace_id, trace_id_from  # noqa: E402
 from lowcode_platform.metrics import register_process_gauges, sample_forever  # noqa: E402
 from lowcode_platform.tasks import purge_if_due  # noqa: E402
@@ -28,6 +30,7 @@ from mcp_gateway.tasks import sweep as sweep_tool_tasks  # noqa: E402
 from mcp_gateway.transport.app import Gateway  # noqa: E402  (needs Django set up)
 
 gateway = Gateway()
+builder = BuilderEndpoint()  # /t/<tenant>/builder/mcp: tenant admins' tools that build apps
 register_process_gauges(gateway)
 
 
@@ -44,7 +47,7 @@ async def _lifespan(receive, send) -> None:
     if clock is not None:
         clock.start()
     try:
-        async with gateway.lifespan(), anyio.create_task_group() as tasks:
+        async with gateway.lifespan(), builder.lifespan(), anyio.create_task_group() as tasks:
             tasks.start_soon(sample_forever)
             tasks.start_soon(retire_forever)
             await send({"type": "lifespan.startup.complete"})
@@ -65,6 +68,8 @@ async def application(scope, receive, send):
     trace_id.set(trace_id_from(_traceparent(scope)))
     if scope["type"] == "http" and gateway.handles(scope["path"]):
         await gateway(scope, receive, send)
+    elif scope["type"] == "http" and builder.handles(scope["path"]):
+        await builder(scope, receive, send)
     else:
         await django_app(scope, receive, send)
 
