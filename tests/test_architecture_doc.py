@@ -18,6 +18,8 @@ PACKAGES = (
     "console",
     "lowcode_platform",
     "agents",
+    "builder",
+    "lcp",
 )
 
 

@@ -90,6 +90,7 @@ def _id(example: Example) -> str:
 def test_the_readme_marks_its_runnable_examples():
     sections = {example.section for example in SHELL_EXAMPLES}
     assert {"The demo", "Connecting MCP clients", "Your first app", "Tenant agents"} <= sections
+    assert "Build from your laptop: lcp" in sections
     assert sorted(example.mode for example in examples("json")) == ["case card", "case portal", "manifest"]
 
 
@@ -129,12 +130,16 @@ def test_each_readme_shell_example_runs_as_written(demo, example):
         pytest.skip("npm is not installed here (CI installs it)")
     code = example.code.replace(DEMO_ORIGIN, platform.base_url)
     code = code.replace(".venv/bin/python", shlex.quote(sys.executable))
+    # `lcp` is this checkout's command, its login kept in the scratch folder.
+    code = f'lcp() {{ {shlex.quote(sys.executable)} -m lcp "$@"; }}\n' + code
     strict = "" if example.exit_status else "set -euo pipefail\n"
     env = {
         **platform.env,
         "TOKEN": tokens["reader"],
         "ADMIN_TOKEN": tokens["admin"],
         "MCP_URL": f"{platform.base_url}/t/acme/mcp",  # the example client's stand-in for --url
+        "PYTHONPATH": str(ROOT),
+        "LCP_CONFIG_DIR": str(checkout / ".lcp"),
     }
     done = subprocess.run(
         ["bash", "-c", strict + _PRELUDE + code],
