@@ -214,6 +214,33 @@ def test_dev_deploys_each_save_names_the_changed_tools_and_streams_handler_error
     assert not any(line.startswith("Traceback") for line in seen)
 
 
+def test_errors_follow_prints_each_new_error_as_a_json_line(logged_in):
+    lcp = logged_in
+    lcp("init", "todo", "--template", "crud")
+    (lcp.cwd / "todo/server/items/list.py").write_text("def handle(request):\n    raise KeyError('gone')\n")
+    lcp("deploy", "todo")
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "lcp", "errors", "--follow", "--json"],
+        cwd=lcp.cwd,
+        env=lcp.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=read_lines, args=(follow.stdout, lines), daemon=True).start()
+    seen: list[str] = []
+    try:
+        failed = lcp("call", "acme_todo_list_items", check=1)
+        error_id = next(word for word in failed.stdout.split() if word.startswith("err_")).strip(").,")
+        line = wait_for(lines, seen, lambda line: error_id in line)
+    finally:
+        follow.send_signal(signal.SIGINT)
+        follow.wait(timeout=30)
+    error = json.loads(line)
+    assert error["app"] == "todo" and error["route_key"] == "GET /items" and "KeyError" in error["trace"]
+
+
 def test_lcp_test_runs_the_crud_example_and_fails_a_broken_handler(lcp):
     lcp("init", "todo", "--template", "crud")
     passed = lcp("test", "todo")
