@@ -165,6 +165,7 @@ ERRORS_PAGE_MAX = 100
 
 class HandlerErrorListView(TenantAPIView):
     @extend_schema(
+        operation_id="tenants_errors_list",
         responses=HandlerErrorListSerializer,
         parameters=[
             OpenApiParameter("app", str, description="only this app's errors"),
