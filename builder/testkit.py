@@ -159,6 +159,17 @@ class LocalApp:
         rows = Record.objects.for_tenant(self.tenant).filter(app__name=self.name, collection=collection)
         return [{"id": row.record_id, **row.data} for row in rows.order_by("created_at", "pk")]
 
+    def runs(self) -> list[dict]:
+        """The background runs the app's handlers queued (``request.enqueue``), oldest first: their
+        route, body, status and error id (without a broker they run at once, in this process)."""
+        from apps_runtime.models import JobRun
+
+        rows = JobRun.objects.for_tenant(self.tenant).order_by("enqueued_at", "pk")
+        return [
+            {"route": r.route_key, "body": r.body, "status": r.status, "error_id": r.error_id or None}
+            for r in rows
+        ]
+
     def error(self, error_id: str) -> dict:
         """A failed call's record: ``kind``, ``trace`` (the app's own frames) and ``logs``."""
         from apps_runtime.models import HandlerError
