@@ -53,7 +53,7 @@ FILES = {
         "    return request.records.get('notes', request.params['note_id'])['data']['missing']\n"
     ),
     "server/count.py": "def handle(request):\n    return {'counted': request.body['id']}\n",
-    "tests/test_notes.py": '''
+    "tests/test_notes.py": """
 def test_an_editor_adds_a_note_and_its_run_is_queued(app):
     added = app.call_tool("add_note", {"text": "milk"}, user="ed", roles=["editor"])
     assert not added.is_error, added.text
@@ -77,7 +77,7 @@ def test_a_failing_route_leaves_its_trace_and_output(app):
     error = app.error(answer.error_id)
     assert "KeyError" in error["trace"] and "server/get.py" in error["trace"]
     assert "reading " + added["id"] in error["logs"]
-''',
+""",
 }
 
 
