@@ -17,6 +17,7 @@ from apps_runtime.manifest import MANIFEST_SCHEMA, DeployRejected, Problem, bund
 from apps_runtime.models import App, AppVersion, HandlerError, Tool
 from builder.exceptions import BuilderError
 from mcp_gateway.tools import preview
+from tenants.exceptions import InvalidValue
 from tenants.models import Tenant
 
 ERRORS_LIMIT_MAX = 50
@@ -107,9 +108,13 @@ def get_app(tenant: Tenant, user: AbstractBaseUser, arguments: dict) -> dict:
         raise BuilderError("no such app", {"problems": [_missing_app(arguments["app"])]})
     versions = AppVersion.objects.for_tenant(tenant).filter(app=app)
     number = arguments.get("version")
-    version = versions.filter(number=number).first() if number else app.active_version
-    if version is None:
-        version = versions.order_by("-number").first()
+    if number is not None:
+        version = versions.filter(number=number).first()
+        if version is None:
+            problem = {"pointer": "/version", "message": f"app '{app.name}' has no version {number}"}
+            raise BuilderError("no such version", {"problems": [problem]})
+    else:  # the active version, or the newest of an undeployed app
+        version = app.active_version or versions.order_by("-number").first()
     if version is None:
         raise BuilderError("no such version", {"problems": [_missing_app(app.name)]})
     files, skipped = {}, []
@@ -187,7 +192,12 @@ def get_error(tenant: Tenant, user: AbstractBaseUser, arguments: dict) -> dict:
 
 def preview_tools(tenant: Tenant, user: AbstractBaseUser, arguments: dict) -> dict:
     roles = list(arguments.get("roles") or [])
-    caller = preview.role_caller(tenant, roles)
+    try:
+        caller = preview.role_caller(tenant, roles)
+    except InvalidValue as err:
+        raise BuilderError(
+            "invalid roles", {"problems": [{"pointer": "/roles", "message": str(err)}]}
+        ) from None
     listing = preview.tools_list(tenant, caller)
     return {
         "roles": roles,

@@ -94,6 +94,7 @@ def test_an_app_built_broken_diagnosed_rolled_back_and_fixed_through_mcp(urls, a
 
     source = run(builder_call(builder, admin, "get_app", {"app": "greeter", "version": 2})).structured_content
     assert source["files"]["server/hello.py"] == BROKEN and source["versions"] == [1, 2]
+    assert run(builder_call(builder, admin, "get_app", {"app": "greeter", "version": 9})).is_error
     fixed = run(builder_call(builder, admin, "deploy_app", bundle(GOOD.replace("Hello", "Hi"))))
     assert fixed.structured_content["version"] == 3
     assert run(app_call(gateway, admin, {"name": "Ada"})).structured_content == {"greeting": "Hi, Ada"}
@@ -132,9 +133,11 @@ def test_the_endpoint_lists_its_tools_resources_and_prompt(urls, acme, make_toke
             schema = await client.read_resource("builder://manifest-schema")
             prompt = await client.get_prompt("create_app", {"purpose": "tracks library loans"})
             preview = await client.call_tool("preview_tools", {"roles": []})
-            return tools, resources, schema, prompt, preview
+            bad_roles = await client.call_tool("preview_tools", {"roles": ["Not A Role"]})
+            no_app = await client.call_tool("get_app", {"app": "nothing"})
+            return tools, resources, schema, prompt, preview, bad_roles, no_app
 
-    tools, resources, schema, prompt, preview = run(look())
+    tools, resources, schema, prompt, preview, bad_roles, no_app = run(look())
     assert tools == [
         "validate_app",
         "deploy_app",
@@ -150,6 +153,8 @@ def test_the_endpoint_lists_its_tools_resources_and_prompt(urls, acme, make_toke
     assert json.loads(schema.contents[0].text)["properties"]["name"]
     assert "tracks library loans" in prompt.messages[0].content.text
     assert not preview.is_error and preview.structured_content["roles"] == []
+    assert bad_roles.is_error and bad_roles.structured_content["problems"][0]["pointer"] == "/roles"
+    assert no_app.is_error and "no app 'nothing'" in no_app.content[0].text
 
 
 @pytest.mark.parametrize(
