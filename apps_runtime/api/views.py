@@ -251,12 +251,7 @@ class JobRunListView(TenantAPIView):
             if params["status"] not in JobRun.Status.values:
                 raise ValidationError({"status": [f"one of {', '.join(JobRun.Status.values)}"]})
             runs = runs.filter(status=params["status"])
-        try:
-            limit = int(params.get("limit", RUNS_PAGE_DEFAULT))
-        except ValueError as err:
-            raise ValidationError({"limit": ["an integer"]}) from err
-        if not 1 <= limit <= RUNS_PAGE_MAX:
-            raise ValidationError({"limit": [f"from 1 to {RUNS_PAGE_MAX}"]})
+        limit = _bounded_int(params, "limit", RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX)
         return Response(JobRunSerializer(runs[:limit], many=True).data)
 
 
