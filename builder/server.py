@@ -71,7 +71,7 @@ async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestPara
         lines = [f"/{'/'.join(map(str, e.path))}: {e.message[:300]}" for e in errors[:20]]
         return _error_result(f"invalid arguments for {params.name}", {"problems": lines})
     try:
-        result = await in_thread(entry.run, found.tenant, found.user, arguments)
+        result = await in_thread(entry.run, found.tenant, found.user, arguments, tenant_id=found.tenant.pk)
     except BuilderError as refused:
         return _error_result(refused.message, refused.details)
     except Exception as err:  # the top of a tool call: the caller gets an error id, the log the cause
