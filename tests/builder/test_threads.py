@@ -1,53 +1,41 @@
-"""The builder's tenant share: at most BUILDER_CALLS_PER_TENANT of a tenant's calls run at once."""
+"""Builder calls are charged to the tenant's share of the worker pool, as its MCP calls are."""
 
 from __future__ import annotations
 
-import threading
-
 import anyio
+import pytest
 
-from builder.checks import check_builder_settings
 from builder.threads import in_thread
+from mcp_gateway.protocol.concurrency import TenantBusy, share_limits, shares
 
 
-def overlapped(tenants: tuple[int, int], wait_s: float) -> bool:
-    """Whether the second call started while the first was still running."""
-    second_started = threading.Event()
+def busy_while_the_share_is_held(settings, tenant_id: int, other_id: int) -> tuple[bool, bool]:
+    """(refused for ``tenant_id``, for ``other_id``) while a call holds ``tenant_id``'s only slot."""
+    settings.MCP_TENANT_SHARE, settings.MCP_TENANT_QUEUE = 1, 0
 
-    def first() -> bool:
-        return second_started.wait(timeout=wait_s)
+    async def attempt(tenant: int) -> bool:
+        try:
+            await in_thread(lambda: None, tenant_id=tenant)
+        except TenantBusy:
+            return True
+        return False
 
-    def second() -> None:
-        second_started.set()
+    async def scenario() -> tuple[bool, bool]:
+        await shares.acquire(tenant_id, share_limits())  # what a running call of the tenant holds
+        try:
+            return await attempt(tenant_id), await attempt(other_id)
+        finally:
+            shares.release(tenant_id)
 
-    async def both() -> bool:
-        async with anyio.create_task_group() as group:
-            results: list[bool] = []
-
-            async def run_first() -> None:
-                results.append(await in_thread(first, tenant_id=tenants[0]))
-
-            group.start_soon(run_first)
-            await anyio.sleep(0)  # the first call takes its token before the second asks
-            group.start_soon(lambda: in_thread(second, tenant_id=tenants[1]))
-        return results[0]
-
-    return anyio.run(both)
+    return anyio.run(scenario)
 
 
-def test_one_tenants_calls_wait_for_its_share(settings):
-    settings.BUILDER_CALLS_PER_TENANT = 1
-    assert overlapped((901, 901), wait_s=0.5) is False  # the second could not start at all meanwhile
+@pytest.mark.django_db
+def test_a_tenant_with_its_share_in_use_is_told_to_retry_and_others_are_not(settings):
+    assert busy_while_the_share_is_held(settings, 9101, 9102) == (True, False)
 
 
-def test_other_tenants_and_a_larger_share_run_alongside(settings):
-    settings.BUILDER_CALLS_PER_TENANT = 1
-    assert overlapped((902, 903), wait_s=30) is True
-    settings.BUILDER_CALLS_PER_TENANT = 2
-    assert overlapped((904, 904), wait_s=30) is True
-
-
-def test_the_share_is_bounded(settings):
-    settings.BUILDER_CALLS_PER_TENANT = 0
-    [error] = check_builder_settings(None)
-    assert error.id == "builder.E001" and "BUILDER_CALLS_PER_TENANT" in error.msg
+@pytest.mark.django_db
+def test_a_free_share_runs_the_call(settings):
+    settings.MCP_TENANT_SHARE = 1
+    assert anyio.run(lambda: in_thread(lambda: 42, tenant_id=9103)) == 42
