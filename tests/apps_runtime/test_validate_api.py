@@ -120,3 +120,13 @@ def test_the_errors_list_pages_forward_from_a_cursor(acme, admin_api, deploy, cl
     everything = admin_api.get("/api/tenants/acme/errors", {"since": "0"}).json()
     assert [e["error_id"] for e in everything["errors"]][1:] == [e["error_id"] for e in first["errors"]]
     assert admin_api.get("/api/tenants/acme/errors", {"limit": "x"}).status_code == 400
+
+
+def test_validate_refuses_a_body_too_big_to_read_as_a_deploy_does(admin_api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100_000
+    admin_api.raise_request_exception = False
+    files = {**HANDLERS, "assets/big.txt": "x" * 200_000}
+    answer = admin_api.post(
+        "/api/tenants/acme/apps/validate", {"manifest": cases_manifest(), "files": files}, format="json"
+    )
+    assert answer.status_code == 413 and answer.json()["code"] == "bundle_too_large"
