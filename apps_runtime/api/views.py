@@ -290,6 +290,7 @@ class SecretView(TenantAPIView):
         row = next(row for row in secrets.listing(self.tenant) if row["name"] == secret.name)
         return Response(SecretSerializer(row).data)
 
+    @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, slug: str, name: str) -> Response:
         if not secrets.delete_secret(self.tenant, name):
             raise NotFound("no such secret")
