@@ -30,6 +30,7 @@ from agents.steps import StepRecorder
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.tools.builtins import SEARCH_TOOLS
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import call_tool
 from mcp_gateway.tools.catalog import CatalogEntry, listed_tools, visible_tools
 from mcp_gateway.tools.confirmation import Confirmation, Verdict
@@ -125,7 +126,7 @@ class GatewayToolset(AbstractToolset[None]):
         """One tool call of the model, synchronously, in the run's thread (it holds the database)."""
         confirmation: Confirmation | None = APPROVED if approved else None
         if not approved:
-            asked = confirmation_question(self.tenant, self.caller, name, arguments)
+            asked = confirmation_question(CallContext(self.tenant, self.caller), name, arguments)
             if isinstance(asked, str):
                 step = self.recorder.awaiting_approval(name, tool_call_id, arguments, asked)
                 raise ApprovalRequired({"step": step})

@@ -20,6 +20,7 @@ from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.mcp_tasks.runs import audit_lost
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import preflight, resolve_tool
 from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.modes import refuse_task_call
@@ -62,48 +63,47 @@ def created_result(task: ToolTask) -> dict[str, Any]:
 
 
 def create_task(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     name: str,
     arguments: dict[str, Any] | None,
     ttl_ms: int | None,
     confirmation: Confirmation | None = None,
     *,
-    can_ask: tuple[str, ...] = (),
     answer: Callable[[ToolTask], dict[str, Any]] = created_result,
 ) -> dict[str, Any]:
     """Answer a task-augmented ``tools/call``: the task (as ``answer`` shapes it), or a tool error;
-    audited either way. ``can_ask``: the kinds of question the client answers while its task runs
-    (the 2026-07-28 extension's ``tasks/update``; none on 2025-11-25).
+    audited either way. The task keeps the call's origin (for its links) and the kinds of question
+    its client answers while it runs (``call.can_ask``: the 2026-07-28 extension's ``tasks/update``;
+    the protocol layer passes none on 2025-11-25).
 
     Raises:
         ToolUnavailable: unknown or hidden tool (``TaskModeRefused``: a tool without ``task``).
         InternalError: the platform failed; logged under the error id.
     """
     arguments = arguments or {}
-    with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
-        created = _create(tenant, caller, name, arguments, ttl_ms, audit, confirmation, can_ask)
+    with audited_call(call, name, arguments) as audit:
+        created = _create(call, name, arguments, ttl_ms, audit, confirmation)
         return answer(created) if isinstance(created, ToolTask) else created
 
 
 def _create(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     name: str,
     arguments: dict,
     ttl_ms: int | None,
     audit: dict,
     confirmation: Confirmation | None,
-    can_ask: tuple[str, ...],
 ) -> ToolTask | dict[str, Any]:
-    entry = resolve_tool(tenant, caller, name)
+    entry = resolve_tool(call, name)
     refuse_task_call(entry)
     audit["app_name"] = entry.app_name or ""
-    refused = preflight(tenant, caller, entry, arguments, audit, confirmation)  # the run goes on this yes
+    refused = preflight(call, entry, arguments, audit, confirmation)  # the run goes on this yes
     if refused is not None:
         return _wire(refused)
     try:
-        task = task_store.create(tenant, caller, name, arguments, ttl_ms, can_ask)
+        task = task_store.create(
+            call.tenant, call.caller, name, arguments, ttl_ms, call.can_ask, origin=call.origin
+        )
     except TaskLimitReached as err:
         audit["outcome"] = Outcome.RATE_LIMITED
         return _wire(error_result(str(err)))

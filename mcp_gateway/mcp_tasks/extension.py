@@ -30,6 +30,7 @@ from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.models import ToolTask
 from mcp_gateway.tools.asks import AnswersRefused, checked_answers
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import resolve_tool
 from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.modes import OPTIONAL, REQUIRED
@@ -40,11 +41,11 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 Status = ToolTask.Status
 
 
-def task_mode(tenant: Tenant, caller: Caller, name: str) -> str | None:
+def task_mode(call: CallContext, name: str) -> str | None:
     """``optional`` or ``required`` for a task tool of the caller's; None for any other name (the
     call itself then says what is wrong with it)."""
     try:
-        entry = resolve_tool(tenant, caller, name)
+        entry = resolve_tool(call, name)
     except ToolUnavailable:
         return None
     return entry.task_support if entry.task_support in (OPTIONAL, REQUIRED) else None
@@ -77,18 +78,14 @@ def created(task: ToolTask) -> dict[str, Any]:
 
 
 def create_task(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     name: str,
     arguments: dict[str, Any] | None,
     confirmation: Confirmation | None,
-    can_ask: tuple[str, ...],
 ) -> dict[str, Any]:
     """Answer a ``tools/call`` of a task tool from a client that declared the extension: the new
     task, or the tool error that refused it (see ``task_calls.create_task``)."""
-    return task_calls.create_task(
-        tenant, caller, name, arguments, None, confirmation, can_ask=can_ask, answer=created
-    )
+    return task_calls.create_task(call, name, arguments, None, confirmation, answer=created)
 
 
 def detailed(task: ToolTask) -> dict[str, Any]:

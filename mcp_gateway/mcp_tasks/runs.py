@@ -25,9 +25,8 @@ from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools.asks import MAX_ROUNDS, Asked
 from mcp_gateway.tools.audit import record_call
-from mcp_gateway.tools.call_events import bound_events
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.confirmation import CONFIRMED_AT_CREATION
-from mcp_gateway.tools.links import call_origin
 from mcp_gateway.tools.results import error_result
 from tenants.callers import Caller, caller_now
 
@@ -112,18 +111,18 @@ def _run(task: ToolTask, created_by: Caller) -> tuple[types.CallToolResult | Ask
         )
         return error_result(CREDENTIAL_GONE), False
     try:
-        with bound_events(TaskStatusEvents(task)), call_origin(task.link_origin):
-            outcome = tool_calls.call_tool(
-                task.tenant,
-                caller,
-                task.wire_name,
-                task.arguments,
-                CONFIRMED_AT_CREATION,
-                as_task=True,
-                answers=task.answers,
-                can_ask=tuple(task.can_ask),
-            )
-            return outcome, False
+        # The run has no request: its context is what the task kept of the call that created it.
+        call = CallContext(
+            task.tenant,
+            caller,
+            origin=task.link_origin,
+            can_ask=tuple(task.can_ask),
+            events=TaskStatusEvents(task),
+        )
+        outcome = tool_calls.run_call(
+            call, task.wire_name, task.arguments, CONFIRMED_AT_CREATION, as_task=True, answers=task.answers
+        )
+        return outcome, False
     except ToolUnavailable as err:  # gone or hidden since the task was created: audited as denied
         return error_result(str(err)), False
     except InternalError as err:  # logged and audited under its error id

@@ -25,7 +25,6 @@ from core.member_shares import member_share
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
 from mcp_gateway.tools.cursors import decode_cursor, encode_cursor
-from mcp_gateway.tools.links import remembered_call_origin
 from mcp_gateway.tools.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -54,6 +53,8 @@ def create(
     arguments: dict,
     ttl_ms: int | None,
     can_ask: tuple[str, ...] = (),
+    *,
+    origin: str = "",
 ) -> ToolTask:
     """A new working task, its TTL clamped to TASK_MAX_TTL_MS, keeping the origin of the call
     creating it for the links in its result (the run has no request to take one from), and the
@@ -100,14 +101,13 @@ def create(
         ttl_ms=ttl,
         expires_at=now + timedelta(milliseconds=ttl),
         poll_interval_ms=settings.TASK_POLL_INTERVAL_MS,
-        link_origin=_link_origin(),
+        link_origin=_link_origin(origin),
         can_ask=list(can_ask),
     )
 
 
-def _link_origin() -> str:
+def _link_origin(origin: str) -> str:
     """The call's origin, or none when too long to keep (a Host that ALLOWED_HOSTS '*' let through)."""
-    origin = remembered_call_origin()
     return origin if len(origin) <= ToolTask._meta.get_field("link_origin").max_length else ""
 
 

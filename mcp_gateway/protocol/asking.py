@@ -35,7 +35,6 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_gateway.protocol.concurrency import in_thread
-from mcp_gateway.protocol.context import GatewayRequest
 from mcp_gateway.protocol.elicitation import ask_state, carried_answers
 from mcp_gateway.protocol.log_levels import session_id
 from mcp_gateway.tools import calls as tool_calls
@@ -49,6 +48,7 @@ from mcp_gateway.tools.asks import (
     kinds_declared,
     missing_capabilities,
 )
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.results import error_result
 
@@ -63,44 +63,32 @@ _session_kinds: OrderedDict[str, tuple[str, ...]] = OrderedDict()
 
 async def call_asking(
     ctx: ServerRequestContext,
-    gw: GatewayRequest,
+    call: CallContext,
     params: types.CallToolRequestParams,
     confirmation: Confirmation | None,
 ) -> types.CallToolResult | types.InputRequiredResult:
     """``tools/call``, with the rounds of questions its handler asks (see the module docstring)."""
     declared = ctx.session.client_capabilities
-    call = functools.partial(
-        tool_calls.call_tool,
-        gw.tenant,
-        gw.caller,
-        params.name,
-        params.arguments,
-        confirmation,
-        can_ask=kinds_declared(declared),
-    )
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return await _modern_round(gw, params, call, declared, confirmation)  # refusals: isError
-    return await _on_stream(ctx, call, declared)
+    run = functools.partial(tool_calls.run_call, call, params.name, params.arguments, confirmation)
+    if call.modern:
+        return await _modern_round(call, params, run, declared, confirmation)  # refusals: isError
+    return await _on_stream(ctx, run, declared)
 
 
 async def prompt_asking(
-    ctx: ServerRequestContext, gw: GatewayRequest, params: types.GetPromptRequestParams
+    ctx: ServerRequestContext, call: CallContext, params: types.GetPromptRequestParams
 ) -> types.GetPromptResult | types.InputRequiredResult:
     """``prompts/get``, with the rounds of questions a route prompt's handler asks: input-required
     rounds for a 2026-07-28 client; a handshake-era ``prompts/get`` has no stream to ask on."""
     declared = ctx.session.client_capabilities
-    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-    call = functools.partial(
-        prompts.get_prompt,
-        gw.tenant,
-        gw.caller,
-        params.name,
-        params.arguments,
-        can_ask=kinds_declared(declared) if modern else (),
+    modern = call.modern
+    # A handshake-era prompts/get has no stream to ask on: its handler may not ask.
+    run = functools.partial(
+        prompts.get_prompt, call if modern else call.replace(can_ask=()), params.name, params.arguments
     )
     if modern:
-        return await _modern_round(gw, params, call, declared, None, refuse=_refused_prompt)
-    outcome = await in_thread(call)
+        return await _modern_round(call, params, run, declared, None, refuse=_refused_prompt)
+    outcome = await in_thread(run)
     return (
         _refused_prompt("it asks its caller, which only 2026-07-28 clients answer in prompts/get")
         if isinstance(outcome, Asked)
@@ -113,18 +101,18 @@ def _refused_prompt(reason: str) -> types.GetPromptResult:
 
 
 async def _modern_round(
-    gw: GatewayRequest,
+    call: CallContext,
     params: types.CallToolRequestParams | types.GetPromptRequestParams,
-    call: functools.partial,
+    run: functools.partial,
     declared: types.ClientCapabilities | None,
     confirmation: Confirmation | None,
     *,
     refuse: Callable[[str], Any] = error_result,
 ) -> Any:
     given = checked_answers(params.input_responses)  # AnswersRefused: -32602 (protocol.errors)
-    carried, rounds = carried_answers(params.request_state, gw, params)
+    carried, rounds = carried_answers(params.request_state, call, params)
     answers = {**given, **carried}  # an answer recorded in an earlier round is not re-answered
-    outcome = await in_thread(functools.partial(call, answers=answers))
+    outcome = await in_thread(functools.partial(run, answers=answers))
     if not isinstance(outcome, Asked):
         return outcome
     _refuse_missing(outcome, declared)
@@ -136,7 +124,7 @@ async def _modern_round(
             types.INVALID_PARAMS, f"inputResponses: over {MAX_ANSWERS_BYTES:,} bytes in all rounds"
         )
     accepted = confirmation is not None and confirmation.accepted
-    state = ask_state(gw, params, kept, rounds=rounds + 1, confirmed=accepted)
+    state = ask_state(call, params, kept, rounds=rounds + 1, confirmed=accepted)
     return types.InputRequiredResult(input_requests=outcome.requests, request_state=state)
 
 
@@ -154,11 +142,11 @@ def _refuse_missing(asked: Asked, declared: types.ClientCapabilities | None) -> 
 
 
 async def _on_stream(
-    ctx: ServerRequestContext, call: functools.partial, declared: types.ClientCapabilities | None
+    ctx: ServerRequestContext, run: functools.partial, declared: types.ClientCapabilities | None
 ) -> types.CallToolResult:
     answers: dict[str, dict] = {}
     for _ in range(MAX_ROUNDS):
-        outcome = await in_thread(functools.partial(call, answers=answers))
+        outcome = await in_thread(functools.partial(run, answers=answers))
         if not isinstance(outcome, Asked):
             return outcome
         if missing_capabilities(outcome, declared) is not None:

@@ -18,9 +18,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -32,6 +30,7 @@ from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
 from core.error_ids import error_id_note, new_error_id
+from mcp_gateway.protocol.context import served
 
 logger = logging.getLogger("mcp_gateway.protocol.concurrency")
 
@@ -45,9 +44,6 @@ RETRY_AFTER_SECONDS = 1
 # A connection used without error this recently skips Django's health check (see below).
 HEALTHY_FOR_S = 1.0
 _healthy_at = threading.local()
-
-# The tenant whose request is being served; set by the HTTP layer once the caller is authenticated.
-_charged_tenant: ContextVar[int | None] = ContextVar("lcp_gateway_charged_tenant", default=None)
 
 
 class TenantBusy(MCPError):
@@ -229,16 +225,6 @@ def _crossings(size: int) -> Crossings:
     return Crossings(size)
 
 
-@contextmanager
-def charged_to(tenant_id: int) -> Iterator[None]:
-    """Charge every ``in_thread`` crossing made in this context (and tasks it starts) to the tenant."""
-    token = _charged_tenant.set(tenant_id)
-    try:
-        yield
-    finally:
-        _charged_tenant.reset(token)
-
-
 def _with_connection_hygiene(fn: Callable[..., T], *args: Any) -> T:
     # What Django does around each request: drop connections past CONN_MAX_AGE or broken ones.
     close_old_connections()
@@ -292,14 +278,15 @@ async def _run(fn: Callable[..., T], *args: Any) -> T:
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:
     """Run ``fn(*args)`` in the gateway's thread pool, with Django's connection hygiene.
 
-    Inside ``charged_to(tenant)``, first wait for one of the tenant's slots.
+    While serving a request (``context.serving``), first wait for one of its tenant's slots.
 
     Raises:
         TenantBusy: the tenant's share is in use and it may not wait (see ``TenantShares.acquire``).
     """
-    tenant_id = _charged_tenant.get()
-    if tenant_id is None:
+    gw = served.get()
+    if gw is None:
         return await _run(fn, *args)
+    tenant_id = gw.tenant.pk
     try:
         await shares.acquire(tenant_id, share_limits())
     except TenantBusy as busy:

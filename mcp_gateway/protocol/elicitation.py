@@ -38,8 +38,9 @@ from pydantic import ValidationError
 
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.protocol.concurrency import in_thread
-from mcp_gateway.protocol.context import GatewayRequest, authenticated
+from mcp_gateway.protocol.context import authenticated
 from mcp_gateway.tools.audit import arguments_hash, record_call
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.catalog import cached_catalog
 from mcp_gateway.tools.confirmation import (
     FIELD,
@@ -49,6 +50,8 @@ from mcp_gateway.tools.confirmation import (
     verdict_of,
 )
 from mcp_gateway.tools.questions import confirmation_question
+from mcp_gateway.tools.tracing import traceparent_of
+from tenants.callers import Caller
 
 logger = logging.getLogger("mcp_gateway.protocol.elicitation")
 
@@ -61,20 +64,20 @@ Outcome = ToolCallAudit.Outcome
 
 
 async def confirm_call(
-    ctx: ServerRequestContext, gw: GatewayRequest, params: types.CallToolRequestParams
+    ctx: ServerRequestContext, call: CallContext, params: types.CallToolRequestParams
 ) -> Confirmation | types.InputRequiredResult | None:
     """Ask the user about this call if its tool wants it.
 
     Returns None when the call needs no confirmation (for the call to decide everything), the
     user's verdict, or, for a 2026-07-28 client not yet asked, the input-required result to send.
     """
-    catalog = cached_catalog(gw.tenant)
+    catalog = cached_catalog(call.tenant)
     if catalog is not None:
         entry = catalog.by_name.get(params.name)
         if entry is None or not entry.confirm:
             return None  # the common case: no thread crossing at all
     arguments = params.arguments or {}
-    asked = await in_thread(_question, gw, params.name, arguments)
+    asked = await in_thread(_question, call, params.name, arguments)
     if asked is None:
         return None
     if isinstance(asked, Confirmation):
@@ -82,13 +85,13 @@ async def confirm_call(
     if not _can_ask(ctx):
         return Confirmation(Verdict.NO_CAPABILITY)
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return _modern_round(gw, params, asked)
+        return _modern_round(call, params, asked)
     return await _ask_on_stream(ctx, asked)
 
 
-def _question(gw: GatewayRequest, name: str, arguments: dict[str, Any]) -> str | Confirmation | None:
+def _question(call: CallContext, name: str, arguments: dict[str, Any]) -> str | Confirmation | None:
     """The question for a call that would run and needs asking; the call decides on any other."""
-    return confirmation_question(gw.tenant, gw.caller, name, arguments)
+    return confirmation_question(call, name, arguments)
 
 
 def _can_ask(ctx: ServerRequestContext) -> bool:
@@ -118,14 +121,14 @@ async def _ask_on_stream(ctx: ServerRequestContext, message: str) -> Confirmatio
 
 
 def _modern_round(
-    gw: GatewayRequest, params: types.CallToolRequestParams, message: str
+    call: CallContext, params: types.CallToolRequestParams, message: str
 ) -> Confirmation | types.InputRequiredResult:
     """The verdict carried by a retried call, or the input-required result that asks for it."""
     answer = (params.input_responses or {}).get(FIELD)
     state = params.request_state  # already unsealed and checked by the boundary
-    if isinstance(answer, types.ElicitResult) and state is not None and _spend(state, gw, params):
+    if isinstance(answer, types.ElicitResult) and state is not None and _spend(state, call, params):
         return Confirmation(verdict_of(answer))
-    if _ask_claims(state, gw, params).get("confirmed") is True:
+    if _ask_claims(state, call, params).get("confirmed") is True:
         return Confirmation(Verdict.ACCEPTED)  # confirmed before the handler's own questions began
     return types.InputRequiredResult(
         input_requests={
@@ -133,20 +136,24 @@ def _modern_round(
                 params=types.ElicitRequestFormParams(message=message, requested_schema=REQUESTED_SCHEMA)
             )
         },
-        request_state=_new_state(gw, params),
+        request_state=_new_state(call, params),
     )
 
 
-def _binding(gw: GatewayRequest, params: types.CallToolRequestParams) -> dict[str, str]:
-    return {"who": _answerer(gw), "tool": params.name, "args": arguments_hash(params.arguments or {})}
+def _binding(call: CallContext, params: types.CallToolRequestParams) -> dict[str, str]:
+    return {
+        "who": _answerer(call.caller),
+        "tool": params.name,
+        "args": arguments_hash(params.arguments or {}),
+    }
 
 
-def _new_state(gw: GatewayRequest, params: types.CallToolRequestParams) -> str:
-    claims = {"v": _STATE_VERSION, "nonce": secrets.token_urlsafe(16), **_binding(gw, params)}
+def _new_state(call: CallContext, params: types.CallToolRequestParams) -> str:
+    claims = {"v": _STATE_VERSION, "nonce": secrets.token_urlsafe(16), **_binding(call, params)}
     return json.dumps(claims, separators=(",", ":"))
 
 
-def _spend(state: str, gw: GatewayRequest, params: types.CallToolRequestParams) -> bool:
+def _spend(state: str, call: CallContext, params: types.CallToolRequestParams) -> bool:
     """Whether ``state`` was minted for this very call and not answered before (then it is spent)."""
     try:
         claims = json.loads(state)
@@ -155,13 +162,13 @@ def _spend(state: str, gw: GatewayRequest, params: types.CallToolRequestParams) 
         return False
     if claims.get("v") != _STATE_VERSION or not isinstance(nonce, str):
         return False
-    if any(claims.get(key) != value for key, value in _binding(gw, params).items()):
+    if any(claims.get(key) != value for key, value in _binding(call, params).items()):
         return False
     return _spent.spend(nonce, settings.MCP_CONFIRM_SECONDS)
 
 
 def ask_state(
-    gw: GatewayRequest,
+    call: CallContext,
     params: types.CallToolRequestParams,
     answers: dict[str, dict],
     *,
@@ -174,21 +181,21 @@ def ask_state(
     asked that again. The SDK's boundary seals it (and binds it to the caller, tool and arguments).
     """
     claims = {"asks": _ASK_STATE_VERSION, "rounds": rounds, "confirmed": confirmed, "answers": answers}
-    return json.dumps({**claims, **_binding(gw, params)}, separators=(",", ":"))
+    return json.dumps({**claims, **_binding(call, params)}, separators=(",", ":"))
 
 
 def carried_answers(
-    state: str | None, gw: GatewayRequest, params: types.CallToolRequestParams
+    state: str | None, call: CallContext, params: types.CallToolRequestParams
 ) -> tuple[dict[str, dict], int]:
     """The answers and round count an ``ask_state`` carries for this very call; none for any other state."""
-    claims = _ask_claims(state, gw, params)
+    claims = _ask_claims(state, call, params)
     answers, rounds = claims.get("answers"), claims.get("rounds")
     if not isinstance(answers, dict) or type(rounds) is not int:
         return {}, 0
     return {key: value for key, value in answers.items() if isinstance(value, dict)}, rounds
 
 
-def _ask_claims(state: str | None, gw: GatewayRequest, params: types.CallToolRequestParams) -> dict:
+def _ask_claims(state: str | None, call: CallContext, params: types.CallToolRequestParams) -> dict:
     if state is None:
         return {}
     try:
@@ -197,7 +204,7 @@ def _ask_claims(state: str | None, gw: GatewayRequest, params: types.CallToolReq
         return {}
     if not isinstance(claims, dict) or claims.get("asks") != _ASK_STATE_VERSION:
         return {}
-    if any(claims.get(key) != value for key, value in _binding(gw, params).items()):
+    if any(claims.get(key) != value for key, value in _binding(call, params).items()):
         return {}
     return claims
 
@@ -224,16 +231,16 @@ class _SpentNonces:
 _spent = _SpentNonces()
 
 
-def _answerer(gw: GatewayRequest) -> str:
+def _answerer(caller: Caller) -> str:
     """Who may answer a confirmation: the same credential, in the same tenant."""
-    return f"t{gw.caller.tenant_id}:{gw.caller.credential_key}"
+    return f"t{caller.tenant_id}:{caller.credential_key}"
 
 
 def _bound_principal(ctx: ServerRequestContext) -> str | None:
     gw = authenticated(ctx)
     if gw is None:
         raise MCPError(types.INVALID_REQUEST, "Not authenticated")  # the boundary fails closed on this
-    return _answerer(gw)
+    return _answerer(gw.caller)
 
 
 class AuditedRequestStateBoundary(RequestStateBoundary):
@@ -257,7 +264,13 @@ async def _audit_refused_state(ctx: ServerRequestContext) -> None:
     name = str(params.get("name", ""))[:128]
     await in_thread(
         functools.partial(
-            record_call, gw.caller, name, params.get("arguments") or {}, outcome=Outcome.DENIED, duration_ms=0
+            record_call,
+            gw.caller,
+            name,
+            params.get("arguments") or {},
+            outcome=Outcome.DENIED,
+            duration_ms=0,
+            trace_id=(traceparent_of(params) or "")[3:35],
         )
     )
 

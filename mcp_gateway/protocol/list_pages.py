@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from mcp_gateway.protocol.context import GatewayRequest, gateway_request
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, view_key
-from mcp_gateway.tools.client_features import ui_host
+from mcp_gateway.tools.client_features import shows_ui
 
 logger = logging.getLogger("mcp_gateway.protocol.list_pages")
 
@@ -59,7 +59,9 @@ def _page_key(ctx: ServerRequestContext, gw: GatewayRequest) -> tuple | None:
     cursor = params.get("cursor")
     if cursor is not None and not isinstance(cursor, str):
         return None  # the SDK refuses it as invalid params: nothing to keep
-    view = view_key(gw.caller, app_tools=gw.tenant.setting("customAppsMcpTools"), ui_host=ui_host.get())
+    session = getattr(ctx, "session", None)  # as ``context.call_context`` reads it
+    ui_host = shows_ui(session.client_capabilities if session is not None else None)
+    view = view_key(gw.caller, app_tools=gw.tenant.setting("customAppsMcpTools"), ui_host=ui_host)
     discovery = gw.tenant.setting("toolDiscovery")
     return (view, discovery, cursor, ctx.protocol_version, settings.MCP_PAGE_SIZE)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,7 +28,6 @@ from mcp.server import ServerRequestContext
 from apps_runtime.sandbox.runtime.protocol import PROGRESS_BURST, progress_pacer
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.context import streamed
-from mcp_gateway.tools.call_events import bound_events
 
 logger = logging.getLogger("mcp_gateway.protocol.progress_relay")
 
@@ -110,33 +108,22 @@ class Relay:
             self._broken = True
 
 
-def relaying(handler: Handler) -> Handler:
-    """Wrap a ``tools/call`` handler: the call's notices are relayed while it runs (``relayed``)."""
-
-    @functools.wraps(handler)
-    async def relaying_handler(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> Any:
-        async with relayed(ctx, params.name):
-            return await handler(ctx, params)
-
-    return relaying_handler
-
-
 @contextlib.asynccontextmanager
-async def relayed(ctx: ServerRequestContext, name: str) -> AsyncIterator[None]:
-    """Relay the handler's notices of the tool call ``name`` served in this block to its caller.
+async def relayed(ctx: ServerRequestContext, name: str) -> AsyncIterator[Relay | None]:
+    """The receiver of the notices of the tool call ``name`` served in this block (for its
+    ``CallContext.events``), relaying them to its caller while the block runs.
 
-    A no-op unless the call has an event stream and its caller wants progress or log lines.
+    None unless the call has an event stream and its caller wants progress or log lines.
     """
     relay = _relay_for(ctx, name)
     if relay is None:
-        yield
+        yield None
         return
     # A task of its own, not a task group: the call's own errors (MCPError: an unknown tool, a busy
     # tenant) must reach the SDK as they are, not wrapped in an exception group.
     pump = asyncio.get_running_loop().create_task(relay.run())
     try:
-        with bound_events(relay):
-            yield
+        yield relay
     finally:
         relay.finish()
         await pump  # the last notices go out before the answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -15,22 +16,18 @@ from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
 from mcp_gateway.mcp_tasks.extension import EXTENSION as TASKS_EXTENSION
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import RememberClientKinds, call_asking, prompt_asking
-from mcp_gateway.protocol.client_features import ClientFeatures
 from mcp_gateway.protocol.concurrency import in_thread
-from mcp_gateway.protocol.context import current_request, gateway_request
+from mcp_gateway.protocol.context import call_context, gateway_request, served
 from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
 from mcp_gateway.protocol.errors import jsonrpc_errors
 from mcp_gateway.protocol.list_pages import ListPages
 from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
-from mcp_gateway.protocol.progress_relay import relaying
+from mcp_gateway.protocol.progress_relay import relayed
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
-from mcp_gateway.protocol.trace_context import TraceContext
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import completion, prompts, resources
 from mcp_gateway.tools.catalog import cached_catalog
-from mcp_gateway.tools.links import remember_call_origin
-from mcp_gateway.tools.tool_search import wire_version
 
 logger = logging.getLogger("mcp_gateway.protocol.server")
 # MCP Apps: tools may show screens (``_meta.ui.resourceUri``), served as ui:// resources.
@@ -72,24 +69,22 @@ async def _listed(
 def build_server(notifier: Notifier) -> GatewayServer:
     @jsonrpc_errors
     async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
-        gw = gateway_request(ctx)
-        result = await in_thread(
-            tool_calls.list_tools, gw.tenant, gw.caller, params.cursor if params else None
-        )
-        await notifier.watch(ctx, gw)
+        call = call_context(ctx)
+        cursor = params.cursor if params else None
+        listing = functools.partial(tool_calls.list_tools, ui_host=call.ui_host)
+        result = await in_thread(listing, call.tenant, call.caller, cursor)
+        await notifier.watch(ctx, gateway_request(ctx))
         return result
 
     @jsonrpc_errors
-    @relaying  # the handler's progress and log lines reach the caller, if it wants them
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
-        gw = gateway_request(ctx)
-        remember_call_origin(ctx.request.scope if ctx.request is not None else None)
-        confirmation = await confirm_call(ctx, gw, params)
-        if isinstance(confirmation, types.InputRequiredResult):
-            return confirmation  # a 2026-07-28 client asks its user, then retries the call
-        # search_tools returns tools/list entries shaped for this client's protocol version.
-        wire_version.set(ctx.protocol_version)
-        return await call_asking(ctx, gw, params, confirmation)
+        # The handler's progress and log lines reach the caller, if it wants them.
+        async with relayed(ctx, params.name) as events:
+            call = call_context(ctx, events=events)
+            confirmation = await confirm_call(ctx, call, params)
+            if isinstance(confirmation, types.InputRequiredResult):
+                return confirmation  # a 2026-07-28 client asks its user, then retries the call
+            return await call_asking(ctx, call, params, confirmation)
 
     @jsonrpc_errors
     async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
@@ -101,9 +96,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
 
     @jsonrpc_errors
     async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams):
-        gw = gateway_request(ctx)
-        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # a screen's SDK URL
-        return await in_thread(resources.read_resource, gw.tenant, gw.caller, str(params.uri))
+        return await in_thread(resources.read_resource, call_context(ctx), str(params.uri))
 
     @jsonrpc_errors
     async def subscribe_resource(ctx: ServerRequestContext, params: types.SubscribeRequestParams):
@@ -121,21 +114,16 @@ def build_server(notifier: Notifier) -> GatewayServer:
 
     @jsonrpc_errors
     async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
-        gw = gateway_request(ctx)
-        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # resource links
-        return await prompt_asking(ctx, gw, params)
+        return await prompt_asking(ctx, call_context(ctx), params)
 
     @jsonrpc_errors
     async def complete(ctx: ServerRequestContext, params: types.CompleteRequestParams):
-        gw = gateway_request(ctx)
         context = params.context.arguments if params.context is not None else None
-        return await in_thread(
-            completion.complete, gw.tenant, gw.caller, params.ref, params.argument, context
-        )
+        return await in_thread(completion.complete, call_context(ctx), params.ref, params.argument, context)
 
     def input_schema(name: str) -> dict | None:
         """The caller's view of a tool's inputSchema, from the cached catalog (no I/O here)."""
-        gw = current_request.get()
+        gw = served.get()
         if gw is None:
             return None
         catalog = cached_catalog(gw.tenant)
@@ -165,8 +153,6 @@ def build_server(notifier: Notifier) -> GatewayServer:
     if not settings.MCP_OPENTELEMETRY:
         # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
-    server.middleware.append(TraceContext())  # first: every audit row of the request has its trace id
-    server.middleware.append(ClientFeatures())  # before ListPages: a page depends on it
     server.middleware.append(ListPages(notifier))
     register_task_methods(server, jsonrpc_errors)
     # Declares the logging capability (handshake era); registered after construction, where the SDK

@@ -33,12 +33,10 @@ from mcp_gateway.mcp_tasks import calls as task_calls
 from mcp_gateway.mcp_tasks import extension as task_extension
 from mcp_gateway.mcp_tasks.extension import EXTENSION
 from mcp_gateway.protocol.concurrency import in_thread
-from mcp_gateway.protocol.context import gateway_request
+from mcp_gateway.protocol.context import call_context, gateway_request
 from mcp_gateway.protocol.elicitation import confirm_call
 from mcp_gateway.protocol.errors import jsonrpc_error
 from mcp_gateway.protocol.list_pages import sdk_would_serve
-from mcp_gateway.tools.asks import kinds_declared
-from mcp_gateway.tools.links import remember_call_origin
 from mcp_gateway.tools.modes import REQUIRED
 
 CAPABILITY = types.ServerTasksCapability(
@@ -133,32 +131,30 @@ class TaskCalls:
             raise mapped from err
 
     async def _handshake_era(self, ctx: ServerRequestContext, params: dict) -> HandlerResult:
-        call = types.CallToolRequestParams.model_validate(params, by_name=False)
-        gw = gateway_request(ctx)
-        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # the task keeps it
-        ttl = call.task.ttl if call.task is not None else None
-        confirmation = await confirm_call(ctx, gw, call)  # handshake era: never input-required
+        request = types.CallToolRequestParams.model_validate(params, by_name=False)
+        # Its client answers nothing while the task runs: tasks/update is the 2026-07-28 extension's.
+        call = call_context(ctx).replace(can_ask=())
+        ttl = request.task.ttl if request.task is not None else None
+        confirmation = await confirm_call(ctx, call, request)  # handshake era: never input-required
         return await in_thread(
-            task_calls.create_task, gw.tenant, gw.caller, call.name, call.arguments, ttl, confirmation
+            task_calls.create_task, call, request.name, request.arguments, ttl, confirmation
         )
 
     async def _modern(self, ctx: ServerRequestContext, call_next: CallNext, params: dict) -> HandlerResult:
-        gw = gateway_request(ctx)
-        mode = await in_thread(task_extension.task_mode, gw.tenant, gw.caller, params.get("name"))
+        call = call_context(ctx)
+        mode = await in_thread(task_extension.task_mode, call, params.get("name"))
         if mode is None:
             return await call_next(ctx)  # not a task tool: a legacy ``task`` param changes nothing
         if not declares_extension(ctx):
             if mode == REQUIRED:
                 raise _extension_required(f"Tool {params.get('name')} runs only as a task: it")
             return await call_next(ctx)  # optional: the result, synchronously
-        call = types.CallToolRequestParams.model_validate(params, by_name=False)
-        remember_call_origin(ctx.request.scope if ctx.request is not None else None)  # the task keeps it
-        confirmation = await confirm_call(ctx, gw, call)
+        request = types.CallToolRequestParams.model_validate(params, by_name=False)
+        confirmation = await confirm_call(ctx, call, request)
         if isinstance(confirmation, types.InputRequiredResult):
             return confirmation  # the user confirms first (an input round), then the task is created
-        can_ask = kinds_declared(ctx.session.client_capabilities)
         return await in_thread(
-            task_extension.create_task, gw.tenant, gw.caller, call.name, call.arguments, confirmation, can_ask
+            task_extension.create_task, call, request.name, request.arguments, confirmation
         )
 
 

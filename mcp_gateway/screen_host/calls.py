@@ -1,6 +1,6 @@
 """A screen's ``tools/call`` on the front-end path: the gateway's one tools/call, as the visitor.
 
-The host page relays the view's ``callServerTool`` here. The call goes through ``call_tool``, the
+The host page relays the view's ``callServerTool`` here. The call goes through ``run_call``, the
 same function the MCP server calls (roles, arguments against ``inputSchema``, rate limits, output
 budget, one audit row), as a client that shows MCP Apps views (so a ``visibility: ["app"]`` tool
 answers). A ``confirm`` tool is asked about on the host page: the first request gets the question
@@ -17,9 +17,9 @@ import mcp.types as types
 
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.calls import call_tool
+from mcp_gateway.tools.call_context import CallContext
+from mcp_gateway.tools.calls import run_call
 from mcp_gateway.tools.catalog import catalog_for
-from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.confirmation import Confirmation, Verdict
 from mcp_gateway.tools.questions import confirmation_question
 from mcp_gateway.tools.results import error_result
@@ -58,18 +58,15 @@ def call_from_screen(
     entry = catalog_for(tenant).by_name.get(name)
     if entry is None or entry.builtin is not None or entry.app_name != app_name:
         raise ToolUnavailable(name)  # a screen reaches its own app only
-    reset = ui_host.set(True)
-    try:
-        if confirmed is None:
-            asked = confirmation_question(tenant, caller, name, arguments)
-            if isinstance(asked, str):
-                return Question(asked)
-            confirmation = asked
-        else:
-            confirmation = Confirmation(Verdict.ACCEPTED if confirmed else Verdict.DECLINED)
-        result = call_tool(tenant, caller, name, arguments, confirmation)
-    finally:
-        ui_host.reset(reset)
+    call = CallContext(tenant, caller, ui_host=True)  # the host page shows MCP Apps views
+    if confirmed is None:
+        asked = confirmation_question(call, name, arguments)
+        if isinstance(asked, str):
+            return Question(asked)
+        confirmation = asked
+    else:
+        confirmation = Confirmation(Verdict.ACCEPTED if confirmed else Verdict.DECLINED)
+    result = run_call(call, name, arguments, confirmation)
     if isinstance(result, Asked):
         return error_result(NO_QUESTIONS)
     return result

@@ -36,7 +36,7 @@ from core.error_ids import new_error_id
 from core.metrics import REFUSED_TOOL, record_tool_call
 from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.tracing import current_trace_id
+from mcp_gateway.tools.call_context import CallContext
 from tenants.callers import Caller
 
 _UNSET = object()
@@ -55,7 +55,7 @@ Outcome = ToolCallAudit.Outcome
 
 @contextmanager
 def audited_call(
-    caller: Caller, name: str, arguments: Any, *, tenant_slug: str, method: str = "tools/call"
+    call: CallContext, name: str, arguments: Any, *, method: str = "tools/call"
 ) -> Iterator[dict[str, Any]]:
     """One audit row for the tools/call (or ``method``: resources/read, prompts/get...) in the block,
     however it ends.
@@ -81,16 +81,24 @@ def audited_call(
         raise
     except Exception as err:  # the top of one call
         error_id = new_error_id()
-        logger.exception("Tool call failed: error_id=%s tenant=%s tool=%s", error_id, tenant_slug, name)
+        logger.exception("Tool call failed: error_id=%s tenant=%s tool=%s", error_id, call.tenant.slug, name)
         audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
         raise InternalError(error_id) from err
     finally:
         seconds = time.perf_counter() - started
-        record_call(caller, name, arguments, duration_ms=seconds * 1000, method=method, **audit)
+        record_call(
+            call.caller,
+            name,
+            arguments,
+            duration_ms=seconds * 1000,
+            method=method,
+            trace_id=call.trace_id,
+            **audit,
+        )
         if method == "tools/call":
             # A refused call may name any tool at all: its name is not a label (core.metrics says why).
             tool = REFUSED_TOOL if audit["outcome"] == Outcome.DENIED else name
-            record_tool_call(tenant_slug, tool, audit["outcome"], seconds)
+            record_tool_call(call.tenant.slug, tool, audit["outcome"], seconds)
 
 
 def record_call(
@@ -104,6 +112,7 @@ def record_call(
     app_version: int | None = None,
     error_id: str = "",
     method: str = "tools/call",
+    trace_id: str = "",
 ) -> None:
     """Write the call's audit row; outside a transaction it is committed when this returns.
 
@@ -125,7 +134,7 @@ def record_call(
         "error_id": error_id,
         "arguments_sha256": arguments_hash(arguments),
         "method": method,
-        "trace_id": current_trace_id(),
+        "trace_id": trace_id,
     }
     connection = connections[router.db_for_write(ToolCallAudit)]
     if connection.in_atomic_block or not connection.get_autocommit():

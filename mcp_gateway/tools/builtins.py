@@ -42,6 +42,8 @@ class Builtin:
     annotations: dict
     handler: str  # dotted path, imported on the first call (see the module docstring)
     output_schema: dict | None = None
+    # The handler also takes the call's ``version`` and ``ui_host`` (search_tools: tools/list entries).
+    per_client: bool = False
 
     @property
     def input_schema(self) -> dict:
@@ -52,9 +54,10 @@ class Builtin:
     def read_only(self) -> bool:
         return self.annotations.get("readOnlyHint") is True
 
-    def __call__(self, tenant: Tenant, caller: Caller, arguments: dict) -> Any:
-        """Run the handler as ``caller`` (arguments already checked against ``input_schema``)."""
-        return _handler(self.handler)(tenant, caller, arguments)
+    def __call__(self, tenant: Tenant, caller: Caller, arguments: dict, **client: Any) -> Any:
+        """Run the handler as ``caller`` (arguments already checked against ``input_schema``);
+        ``client`` (``version``, ``ui_host``) goes to a ``per_client`` handler only."""
+        return _handler(self.handler)(tenant, caller, arguments, **(client if self.per_client else {}))
 
 
 @functools.cache
@@ -242,5 +245,6 @@ BUILTINS: dict[str, Builtin] = _registry(
         READS,
         "mcp_gateway.tools.tool_search.search_tools",
         _SEARCH_OUTPUT,
+        per_client=True,
     ),
 )

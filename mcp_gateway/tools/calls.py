@@ -18,9 +18,8 @@ from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS
-from mcp_gateway.tools.call_events import running_call_events
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
-from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
 from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
@@ -28,38 +27,40 @@ from mcp_gateway.tools.modes import refuse_synchronous_call
 from mcp_gateway.tools.resources import resource_catalog
 from mcp_gateway.tools.results import error_result, invalid_arguments_result, json_result, route_result
 from mcp_gateway.tools.rich_content import ContentOrigin
-from mcp_gateway.tools.tracing import call_traceparent
 from tenants.callers import Caller
 from tenants.models import Tenant
 
 Outcome = ToolCallAudit.Outcome
-__all__ = ["call_tool", "list_tools", "resolve_tool", "visible_tools"]
+__all__ = ["CallContext", "call_tool", "list_tools", "resolve_tool", "run_call", "visible_tools"]
 APP_TOOLS_OFF = "App tools are switched off for this tenant (setting customAppsMcpTools)."
 APP_ONLY = "It is called from its app's view, in a client that shows MCP Apps."
 
 
-def list_tools(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListToolsResult:
-    """One page of the caller's tools.
+def list_tools(
+    tenant: Tenant, caller: Caller, cursor: str | None, *, ui_host: bool = False
+) -> types.ListToolsResult:
+    """One page of the caller's tools (``ui_host``: for a client that shows MCP Apps views).
 
     Raises:
         InvalidCursor: a cursor this server did not issue.
     """
-    page, next_cursor = page_of(listed_tools(tenant, caller), "o", cursor)
+    page, next_cursor = page_of(listed_tools(tenant, caller, ui_host=ui_host), "o", cursor)
     return types.ListToolsResult(tools=[entry.tool for entry in page], next_cursor=next_cursor)
 
 
-def resolve_tool(tenant: Tenant, caller: Caller, name: str) -> CatalogEntry:
-    """The tool ``name`` if the caller may call it now.
+def resolve_tool(call: CallContext, name: str) -> CatalogEntry:
+    """The tool ``name`` if the call's caller may call it now, from its client.
 
     Raises:
         ToolUnavailable: unknown, hidden from this caller, or an app tool while app tools are off.
     """
+    tenant = call.tenant
     entry = catalog_for(tenant).by_name.get(name)
-    if entry is None or not entry.visible_to(caller):
+    if entry is None or not entry.visible_to(call.caller):
         raise ToolUnavailable(name)
     if entry.builtin is None and not tenant.setting("customAppsMcpTools"):
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_TOOLS_OFF}")
-    if entry.app_only and not ui_host.get():
+    if entry.app_only and not call.ui_host:
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_ONLY}")
     return entry
 
@@ -70,42 +71,41 @@ def call_tool(
     name: str,
     arguments: dict[str, Any] | None,
     confirmation: Confirmation | None = None,
+) -> types.CallToolResult | Asked:
+    """One tools/call as ``caller``, outside an MCP request (an agent's step, the console, a screen
+    host): ``run_call`` with a context of its own (no client features, nobody to ask)."""
+    return run_call(CallContext(tenant, caller), name, arguments, confirmation)
+
+
+def run_call(
+    call: CallContext,
+    name: str,
+    arguments: dict[str, Any] | None,
+    confirmation: Confirmation | None = None,
     *,
     as_task: bool = False,
     answers: dict[str, dict] | None = None,
-    can_ask: tuple[str, ...] = (),
 ) -> types.CallToolResult | Asked:
     """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
 
     A tool marked ``confirm`` runs only with the user's ``confirmation`` (see ``elicitation``).
     ``as_task``: this is the background run of an MCP task (``task_runs.py``), which may take up to
     TASK_MAX_TIMEOUT_MS; otherwise a tool whose ``task`` is ``required`` is refused.
-    ``answers``/``can_ask``: the caller's answers to the handler's questions so far and the kinds
-    of question its client takes; a handler that asks more gets its checked questions returned
-    (``Asked``, audited ``input_required``) for the protocol layer to put to the client.
+    ``answers``: the caller's answers to the handler's questions so far; a handler that asks more
+    (of the kinds ``call.can_ask``) gets its checked questions returned (``Asked``, audited
+    ``input_required``) for the protocol layer to put to the client.
 
     Raises:
         ToolUnavailable: see ``resolve_tool``.
         InternalError: the platform failed; logged under the error id and audited as ``platform_error``.
     """
     arguments = arguments or {}
-    with audited_call(caller, name, arguments, tenant_slug=tenant.slug) as audit:
-        return _call(
-            tenant,
-            caller,
-            name,
-            arguments,
-            audit,
-            confirmation,
-            as_task=as_task,
-            answers=answers,
-            can_ask=can_ask,
-        )
+    with audited_call(call, name, arguments) as audit:
+        return _call(call, name, arguments, audit, confirmation, as_task=as_task, answers=answers)
 
 
 def preflight(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     entry: CatalogEntry,
     arguments: dict,
     audit: dict,
@@ -121,11 +121,11 @@ def preflight(
     if problems:
         audit["outcome"] = Outcome.INVALID_ARGUMENTS
         return invalid_arguments_result(problems)
-    refused = enforce_rate_limit(tenant, caller, entry) if count_call else None
+    refused = enforce_rate_limit(call.tenant, call.caller, entry) if count_call else None
     if refused is not None:
         audit["outcome"] = Outcome.RATE_LIMITED
         return refused
-    refused = refusal(tenant, entry, confirmation)
+    refused = refusal(call.tenant, entry, confirmation)
     if refused is not None:
         audit["outcome"] = Outcome.DECLINED
         return refused
@@ -133,8 +133,7 @@ def preflight(
 
 
 def _call(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     name: str,
     arguments: dict,
     audit: dict,
@@ -142,50 +141,48 @@ def _call(
     *,
     as_task: bool = False,
     answers: dict[str, dict] | None = None,
-    can_ask: tuple[str, ...] = (),
 ) -> types.CallToolResult | Asked:
-    entry = resolve_tool(tenant, caller, name)
+    entry = resolve_tool(call, name)
     if not as_task:
         refuse_synchronous_call(entry)
     # A task's run was counted when its tools/call created it (mcp_tasks/calls.py).
-    refused = preflight(tenant, caller, entry, arguments, audit, confirmation, count_call=not as_task)
+    refused = preflight(call, entry, arguments, audit, confirmation, count_call=not as_task)
     if refused is not None:
         return refused
     if entry.builtin is not None:
-        result = _call_builtin(tenant, caller, entry, arguments, audit)
+        result = _call_builtin(call, entry, arguments, audit)
     else:
-        result = _call_app_tool(
-            tenant, caller, entry, arguments, audit, as_task=as_task, answers=answers, can_ask=can_ask
-        )
+        result = _call_app_tool(call, entry, arguments, audit, as_task=as_task, answers=answers)
     if audit["outcome"] == Outcome.OK and confirmed(entry, confirmation):
         audit["outcome"] = Outcome.CONFIRMED
     return result
 
 
 def _call_builtin(
-    tenant: Tenant, caller: Caller, entry: CatalogEntry, arguments: dict, audit: dict
+    call: CallContext, entry: CatalogEntry, arguments: dict, audit: dict
 ) -> types.CallToolResult:
     try:
-        value = BUILTINS[entry.builtin](tenant, caller, arguments)
+        value = BUILTINS[entry.builtin](
+            call.tenant, call.caller, arguments, version=call.protocol_version, ui_host=call.ui_host
+        )
     except RuntimeDomainError as err:
         audit["outcome"] = Outcome.TOOL_ERROR
         return error_result(err.message)
-    mapped = json_result(value, budget=entry.output_budget(tenant))
+    mapped = json_result(value, budget=entry.output_budget(call.tenant))
     audit["outcome"] = Outcome.TOOL_ERROR if mapped.is_error else Outcome.OK
     return mapped
 
 
 def _call_app_tool(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     entry: CatalogEntry,
     arguments: dict,
     audit: dict,
     *,
     as_task: bool = False,
     answers: dict[str, dict] | None = None,
-    can_ask: tuple[str, ...] = (),
 ) -> types.CallToolResult | Asked:
+    tenant = call.tenant
     audit["app_name"] = entry.app_name or ""
     try:
         loaded = load_app(tenant, entry.app_name)
@@ -194,30 +191,30 @@ def _call_app_tool(
         result = run_route(
             loaded,
             route,
-            caller,
+            call.caller,
             body=arguments,
             query={k: v for k, v in arguments.items() if isinstance(v, str | int | float | bool)},
             params={p: str(arguments[p]) for p in route.params},
             tool={"name": entry.wire_name, "arguments": arguments},
             timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
-            events=running_call_events.get(),
+            events=call.events,
             answers=answers,
-            can_ask=can_ask,
-            traceparent=call_traceparent.get(),
+            can_ask=call.can_ask,
+            traceparent=call.traceparent,
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).
         audit["outcome"] = Outcome.DENIED
         return error_result(err.message)
     if result.asks is not None and not result.failed:
-        return _asked(result.asks, audit, task_without_answers=as_task and not can_ask)
+        return _asked(result.asks, audit, task_without_answers=as_task and not call.can_ask)
     if result.failed:
         audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
     elif result.status >= 400:
         audit["outcome"] = Outcome.TOOL_ERROR
     else:
         audit["outcome"] = Outcome.OK
-    links = functools.partial(app_route_url, tenant.slug, loaded.app.name)
+    links = functools.partial(app_route_url, call.link_origin, tenant.slug, loaded.app.name)
     origin = ContentOrigin(loaded.app.name, lambda uri: resource_catalog(tenant).owner(uri))
     try:
         mapped = route_result(result, entry.output_validator, entry.output_budget(tenant), links, origin)

@@ -23,7 +23,6 @@ from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from core.caches import BoundedCache
 from mcp_gateway.tools.builtins import BUILTINS, SEARCH_TOOLS
-from mcp_gateway.tools.client_features import ui_host
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -153,17 +152,18 @@ class TenantCatalog:
         return found
 
 
-def visible_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
-    """Every tool ``caller`` may see and call now: the one per-caller rule of tools/list and search_tools."""
+def visible_tools(tenant: Tenant, caller: Caller, *, ui_host: bool = False) -> list[CatalogEntry]:
+    """Every tool ``caller`` may see and call now: the one per-caller rule of tools/list and search_tools
+    (``ui_host``: for a client that shows MCP Apps views)."""
     return catalog_for(tenant).visible(
-        caller, app_tools=tenant.setting("customAppsMcpTools"), ui_host=ui_host.get()
+        caller, app_tools=tenant.setting("customAppsMcpTools"), ui_host=ui_host
     )
 
 
-def listed_tools(tenant: Tenant, caller: Caller) -> list[CatalogEntry]:
+def listed_tools(tenant: Tenant, caller: Caller, *, ui_host: bool = False) -> list[CatalogEntry]:
     """What tools/list offers ``caller``: all of ``visible_tools``, or in the tenant's ``search`` mode of
     ``toolDiscovery`` only the built-ins and the tools an app pins (the others stay callable by name)."""
-    visible = visible_tools(tenant, caller)
+    visible = visible_tools(tenant, caller, ui_host=ui_host)
     if tenant.setting("toolDiscovery") != SEARCH_MODE:
         return visible
     return [e for e in visible if e.builtin is not None or e.pinned]

@@ -5,8 +5,7 @@ A tool that shows a screen may be listed only to clients that render MCP Apps
 ``tools/list`` and answers only clients that render views. The client says so in its capabilities:
 ``extensions["io.modelcontextprotocol/ui"].mimeTypes`` holding ``text/html;profile=mcp-app``, in
 ``initialize`` (2025-11-25 sessions) or in every request's ``_meta`` (2026-07-28). The protocol layer
-reads it once per request (``protocol.server``) and sets ``ui_host``; the tool core reads it here,
-in the worker thread too (``in_thread`` carries context variables along).
+reads it once per request into the call's ``CallContext.ui_host``.
 
 The gateway cannot tell a view's ``tools/call`` from the model's: the host proxies both over one
 connection. The extension makes the host responsible for keeping app-only tools from the model;
@@ -15,12 +14,9 @@ the gateway keeps them from every client that is not such a host.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import Any
 
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
-
-ui_host: ContextVar[bool] = ContextVar("lcp_ui_host", default=False)
 
 
 def shows_ui(capabilities: Any) -> bool:

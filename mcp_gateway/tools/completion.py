@@ -20,6 +20,7 @@ from apps_runtime.records import RecordsScope, record_ids
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.prompts import resolve_prompt
 from mcp_gateway.tools.resources import ReadRequest, ResourceEntry, run_read_route, visible_resources
 from tenants.callers import Caller
@@ -65,8 +66,7 @@ def _from_route(
 
 
 def complete(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     ref: types.PromptReference | types.ResourceTemplateReference,
     argument: types.CompletionArgument,
     context: dict[str, str] | None = None,
@@ -79,6 +79,7 @@ def complete(
         UnknownCompletion: no such argument or variable.
         RouteAnswerRefused: the completion route answered an error or failed.
     """
+    tenant, caller = call.tenant, call.caller
     if isinstance(ref, types.PromptReference):
         entry: Any = resolve_prompt(tenant, caller, ref.name)
         spec = entry.arguments.get(argument.name)
@@ -96,10 +97,8 @@ def complete(
         return types.CompleteResult(completion=_completion([v for v in spec["enum"] if v.startswith(value)]))
     if "complete" in spec:
         given = {k: v for k, v in (context or {}).items() if isinstance(v, str) and k != argument.name}
-        with audited_call(
-            caller, name, {"argument": argument.name}, tenant_slug=tenant.slug, method="completion/complete"
-        ) as audit:
-            req = ReadRequest(tenant, caller, getattr(ref, "uri", None) or f"prompt:{name}", {}, audit)
+        with audited_call(call, name, {"argument": argument.name}, method="completion/complete") as audit:
+            req = ReadRequest(call, getattr(ref, "uri", None) or f"prompt:{name}", {}, audit)
             completion = _from_route(req, app_name, spec["complete"], argument.name, value, given)
         return types.CompleteResult(completion=completion)
     if isinstance(entry, ResourceEntry) and entry.kind == "record":

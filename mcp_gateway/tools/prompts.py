@@ -30,6 +30,7 @@ from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, Ro
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import Asked, HandlerAsked
 from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.catalog import caller_view, catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
 from mcp_gateway.tools.links import app_route_url
@@ -177,13 +178,11 @@ def argument_problems(entry: PromptEntry, arguments: dict[str, Any]) -> list[str
 
 
 def get_prompt(
-    tenant: Tenant,
-    caller: Caller,
+    call: CallContext,
     name: str,
     arguments: dict[str, Any] | None,
     *,
     answers: dict[str, dict] | None = None,
-    can_ask: tuple[str, ...] = (),
 ) -> types.GetPromptResult | Asked:
     """The prompt's messages for ``arguments``, made as the caller; one audit row (prompts/get).
 
@@ -198,17 +197,17 @@ def get_prompt(
         InternalError: the platform failed; logged under the error id.
     """
     arguments = arguments or {}
-    with audited_call(caller, name[:128], arguments, tenant_slug=tenant.slug, method="prompts/get") as audit:
-        entry = resolve_prompt(tenant, caller, name)
+    with audited_call(call, name[:128], arguments, method="prompts/get") as audit:
+        entry = resolve_prompt(call.tenant, call.caller, name)
         audit["app_name"] = entry.app_name
         problems = argument_problems(entry, arguments)
         if problems:
             audit["outcome"] = Outcome.INVALID_ARGUMENTS
             raise InvalidPromptArguments(problems)
-        request = ReadRequest(tenant, caller, f"prompt:{name}", {}, audit)
+        request = ReadRequest(call, f"prompt:{name}", {}, audit)
         if "route" in entry.spec:
             try:
-                return _route_prompt(entry, request, arguments, answers, can_ask)
+                return _route_prompt(entry, request, arguments, answers, call.can_ask)
             except HandlerAsked as asked:
                 return asked.asked
         return _template_prompt(entry, request, arguments)
@@ -228,7 +227,7 @@ def _template_prompt(
             content: Any = types.TextContent(type="text", text=message["text"].format_map(values))
         elif "resource" in message:
             resource = resources[message["resource"]]
-            read = ReadRequest(req.tenant, req.caller, resource.pattern.uri, {}, req.audit)
+            read = ReadRequest(req.call, resource.pattern.uri, {}, req.audit)
             (contents,) = resource.reader(resource, read)
             content = types.EmbeddedResource(type="resource", resource=contents)
         else:

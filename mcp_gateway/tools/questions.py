@@ -13,14 +13,13 @@ from typing import Any
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.limits.rate_limits import at_rate_limit
 from mcp_gateway.tools.arguments import argument_problems
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import resolve_tool
 from mcp_gateway.tools.confirmation import Confirmation, Verdict, confirmation_message, needs_confirmation
-from tenants.callers import Caller
-from tenants.models import Tenant
 
 
 def confirmation_question(
-    tenant: Tenant, caller: Caller, name: str, arguments: dict[str, Any]
+    call: CallContext, name: str, arguments: dict[str, Any]
 ) -> str | Confirmation | None:
     """The question for a call that would run and needs asking.
 
@@ -29,12 +28,13 @@ def confirmation_question(
     confirmations off, else the question text.
     """
     try:
-        entry = resolve_tool(tenant, caller, name)
+        entry = resolve_tool(call, name)
     except ToolUnavailable:
         return None
+    tenant = call.tenant
     if not entry.confirm or argument_problems(entry.validator, arguments):
         return None
-    if at_rate_limit(tenant, caller, entry):
+    if at_rate_limit(tenant, call.caller, entry):
         return None  # the call itself refuses it as rate-limited
     if not needs_confirmation(tenant, entry):
         return Confirmation(Verdict.NOT_ASKED)

@@ -2,7 +2,7 @@
 
 The seam. Everything the protocol layer asks goes through three functions here:
 ``visible_resources(tenant, caller)`` ("the resources this caller may list", static ones and
-templates, in a fixed order), ``read_resource(tenant, caller, uri)`` ("read this URI as this
+templates, in a fixed order), ``read_resource(call, uri)`` ("read this URI as this
 caller": match, check, run, audit) and ``resource_entry(tenant, caller, uri)``. The entries come
 from *resource kinds*: ``RESOURCE_KINDS`` maps a kind to a function that turns one deployed app
 (name, manifest) into ``ResourceEntry`` objects, each carrying its own ``visible_to`` rule and its
@@ -44,9 +44,9 @@ from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
 from mcp_gateway.tools.audit import audited_call
+from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.catalog import caller_view, catalog_for
 from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
-from mcp_gateway.tools.links import platform_origin
 from mcp_gateway.tools.results import handler_message
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -60,13 +60,20 @@ _TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "appli
 
 @dataclass(frozen=True)
 class ReadRequest:
-    """One read: who, which URI, the template's values, and the audit row being filled."""
+    """One read: the call's context, which URI, the template's values, and the audit row being filled."""
 
-    tenant: Tenant
-    caller: Caller
+    call: CallContext
     uri: str
     values: dict[str, str]
     audit: dict[str, Any]
+
+    @property
+    def tenant(self) -> Tenant:
+        return self.call.tenant
+
+    @property
+    def caller(self) -> Caller:
+        return self.call.caller
 
 
 Reader = Callable[["ResourceEntry", ReadRequest], list[Contents]]
@@ -311,7 +318,7 @@ def _read_screen(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
     """A screen as an MCP Apps view: one HTML document, with the CSP and permissions it declares."""
     loaded = _loaded(req, entry)
     root = bundle_dir(loaded.version)
-    origin = platform_origin()
+    origin = req.call.link_origin
     tools = app_tool_names(req.tenant, req.caller, loaded.version.manifest)
     info = {"app": entry.app_name, "tools": tools, "base": None}
 
@@ -465,7 +472,13 @@ def resource_entry(tenant: Tenant, caller: Caller, uri: str) -> tuple[ResourceEn
         ResourceNotFound: no resource has this URI, the caller may not read it, or app resources
             are switched off (the message says so).
     """
-    found = resource_catalog(tenant).match(uri)
+    return _readable(tenant, caller, uri, resource_catalog(tenant).match(uri))
+
+
+def _readable(
+    tenant: Tenant, caller: Caller, uri: str, found: tuple[ResourceEntry, dict[str, str]] | None
+) -> tuple[ResourceEntry, dict[str, str]]:
+    """``resource_entry`` for a URI already matched (``found``)."""
     if found is None or not found[0].visible_to(caller):
         raise ResourceNotFound(uri)
     if not tenant.setting("customAppsMcpTools"):
@@ -473,18 +486,18 @@ def resource_entry(tenant: Tenant, caller: Caller, uri: str) -> tuple[ResourceEn
     return found
 
 
-def read_resource(tenant: Tenant, caller: Caller, uri: str) -> types.ReadResourceResult:
-    """Read ``uri`` as ``caller``; one audit row (method resources/read), whatever happens.
+def read_resource(call: CallContext, uri: str) -> types.ReadResourceResult:
+    """Read ``uri`` as the call's caller; one audit row (method resources/read), whatever happens.
 
     Raises:
         ResourceNotFound: see ``resource_entry``; also when the route or the record says not found.
         RouteAnswerRefused: the route answered an error or failed.
         InternalError: the platform failed; logged under the error id.
     """
-    found = resource_catalog(tenant).match(uri)
+    found = resource_catalog(call.tenant).match(uri)  # matched once: its name audits, its entry reads
     name = found[0].wire_name if found is not None else uri[:128]
-    with audited_call(caller, name, {"uri": uri}, tenant_slug=tenant.slug, method="resources/read") as audit:
-        entry, values = resource_entry(tenant, caller, uri)
+    with audited_call(call, name, {"uri": uri}, method="resources/read") as audit:
+        entry, values = _readable(call.tenant, call.caller, uri, found)
         audit["app_name"] = entry.app_name
-        contents = entry.reader(entry, ReadRequest(tenant, caller, uri, values, audit))
+        contents = entry.reader(entry, ReadRequest(call, uri, values, audit))
         return types.ReadResourceResult(contents=contents, ttl_ms=0, cache_scope="private")

@@ -8,8 +8,6 @@ the protocol version of the request, so it is exactly the caller's ``tools/list`
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-
 from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
@@ -17,11 +15,6 @@ from mcp_gateway.tools.builtins import SEARCH_LIMIT_DEFAULT
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, visible_tools
 from tenants.callers import Caller
 from tenants.models import Tenant
-
-# The protocol version of the tools/call being served: set by the MCP server for each call, so the
-# entries are shaped as that client's tools/list shapes them. Elsewhere (agents, the console): the
-# handshake era's latest, as the preview shows.
-wire_version: ContextVar[str] = ContextVar("lcp_search_wire_version", default=LATEST_HANDSHAKE_VERSION)
 
 
 def wire_entries(entries: list[CatalogEntry], version: str) -> list[dict]:
@@ -32,13 +25,27 @@ def wire_entries(entries: list[CatalogEntry], version: str) -> list[dict]:
     return serialize_server_result("tools/list", version, result)["tools"]
 
 
-def search_tools(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    """The built-in tool: ``{"tools", "canSatisfyIntent", "summary", "nextSteps"}`` for ``args["query"]``."""
+def search_tools(
+    tenant: Tenant,
+    caller: Caller,
+    args: dict,
+    *,
+    version: str = LATEST_HANDSHAKE_VERSION,
+    ui_host: bool = False,
+) -> dict:
+    """The built-in tool: ``{"tools", "canSatisfyIntent", "summary", "nextSteps"}`` for ``args["query"]``.
+
+    ``version``: the protocol version of the call (``CallContext.protocol_version``), so entries are
+    shaped as that client's tools/list shapes them; elsewhere (agents, the console) the handshake
+    era's latest, as the preview shows. ``ui_host``: the client shows MCP Apps views.
+    """
     query = args["query"]
     limit = args.get("limit", SEARCH_LIMIT_DEFAULT)
     # The index does not hold search_tools itself, so it never answers with it.
-    ranked = catalog_for(tenant).search_index.rank(query, visible_tools(tenant, caller), limit)
-    tools = wire_entries(ranked.entries, wire_version.get())
+    ranked = catalog_for(tenant).search_index.rank(
+        query, visible_tools(tenant, caller, ui_host=ui_host), limit
+    )
+    tools = wire_entries(ranked.entries, version)
     return {
         "tools": tools,
         "canSatisfyIntent": ranked.can_satisfy,

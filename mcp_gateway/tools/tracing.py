@@ -1,21 +1,18 @@
 """The W3C trace context an MCP request carries in ``_meta`` (SEP-414), for the call it starts.
 
-A ``traceparent`` (``00-<trace id>-<parent id>-<flags>``, checked: it is the client's) is kept for
-the request in a context variable, which worker threads inherit: the audit row stores its trace id
-and the handler gets it as ``request.traceparent``, so a trace can be followed into both. Anything
-malformed is dropped, never echoed.
+A ``traceparent`` (``00-<trace id>-<parent id>-<flags>``, checked: it is the client's) is kept in
+the request's ``CallContext``: the audit row stores its trace id and the handler gets it as
+``request.traceparent``, so a trace can be followed into both. Anything malformed is dropped,
+never echoed.
 """
 
 from __future__ import annotations
 
 import re
-from contextvars import ContextVar
 from typing import Any
 
 _TRACEPARENT = re.compile(r"^00-(?P<trace>[0-9a-f]{32})-(?P<parent>[0-9a-f]{16})-[0-9a-f]{2}$")
 _INVALID = "0" * 32
-
-call_traceparent: ContextVar[str | None] = ContextVar("call_traceparent", default=None)
 
 
 def traceparent_of(params: Any) -> str | None:
@@ -28,9 +25,3 @@ def traceparent_of(params: Any) -> str | None:
     if match is None or match["trace"] == _INVALID or match["parent"] == "0" * 16:
         return None
     return value
-
-
-def current_trace_id() -> str:
-    """The trace id of the request being served, or ""."""
-    value = call_traceparent.get()
-    return value[3:35] if value else ""

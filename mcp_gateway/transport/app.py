@@ -29,8 +29,8 @@ from starlette.types import Message, Receive, Scope, Send
 from core.error_ids import error_id_note, new_error_id
 from core.origin import MCP_PATH, METADATA_PATH, scope_origin
 from mcp_gateway.exceptions import GatewayRefused
-from mcp_gateway.protocol.concurrency import SERVER_BUSY, charged_to, share_limits
-from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, current_request
+from mcp_gateway.protocol.concurrency import SERVER_BUSY, share_limits
+from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
 from mcp_gateway.transport.auth import RequireCaller, authenticate
@@ -139,9 +139,8 @@ class Gateway:
         await RequireCaller(self._serve_caller, scope, origin, slug)(scope, receive, send)
 
     async def _serve_caller(self, scope: Scope, receive: Receive, send: Send) -> None:
-        gw = scope[GATEWAY_SCOPE_KEY]
-        current_request.set(gw)
-        with charged_to(gw.tenant.pk):
+        gw = scope_caller(scope)
+        with serving(gw):
             await self._serve(scope, receive, send, gw)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, gw: GatewayRequest) -> None:

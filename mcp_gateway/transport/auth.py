@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Scope, Send
 from core.origin import mcp_endpoint_url, resource_metadata_url
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.concurrency import in_thread
-from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest
+from mcp_gateway.protocol.context import GatewayRequest
 from mcp_gateway.transport.responses import send_auth_error
 from oauth.access import caller_for_access_token
 from oauth.tokens import is_access_token
@@ -144,7 +144,8 @@ def _parsed_url(url: str) -> AnyHttpUrl:
 
 async def authenticate(scope: Scope, slug: str, origin: str | None) -> Scope:
     """``scope`` with ``user`` and ``auth`` set as Starlette's AuthenticationMiddleware does (an
-    ``AuthenticatedUser`` of the SDK, or none), and the tenant and caller under GATEWAY_SCOPE_KEY.
+    ``AuthenticatedUser`` of the SDK, whose access token carries the tenant and caller
+    (``protocol.context.scope_caller`` reads them), or none).
 
     Raises:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint (before any 401);
@@ -165,7 +166,7 @@ async def authenticate(scope: Scope, slug: str, origin: str | None) -> Scope:
         refusal = TOKEN_INVALID if verifier.presented else TOKEN_REQUIRED
         return {**scope, "user": UnauthenticatedUser(), "auth": AuthCredentials(), _REFUSAL_KEY: refusal}
     credentials, user = found
-    return {**scope, "user": user, "auth": credentials, GATEWAY_SCOPE_KEY: user.access_token.gateway}
+    return {**scope, "user": user, "auth": credentials}
 
 
 def refusal(scope: Scope) -> str:

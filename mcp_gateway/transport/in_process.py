@@ -11,6 +11,7 @@ the HTTP layer adds keeps its end-to-end tests against a served platform.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,8 +19,7 @@ import anyio
 from mcp import Client
 
 from mcp_gateway.exceptions import GatewayRefused
-from mcp_gateway.protocol.concurrency import charged_to
-from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, GatewayRequest, connection_request
+from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
 from mcp_gateway.transport.auth import authenticate, refusal
@@ -34,9 +34,10 @@ async def caller_of(slug: str, bearer: str) -> GatewayRequest:
     """
     scope = {"type": "http", "headers": [(b"authorization", f"Bearer {bearer}".encode())]}
     scope = await authenticate(scope, slug, origin=None)
-    if GATEWAY_SCOPE_KEY not in scope:
+    gw = scope_caller(scope)
+    if gw is None:
         raise GatewayRefused(401, refusal(scope))
-    return scope[GATEWAY_SCOPE_KEY]
+    return gw
 
 
 @contextlib.asynccontextmanager
@@ -47,15 +48,12 @@ async def connect(
     the caller ``bearer`` authenticates at ``slug``; list-changed and subscription notifications run."""
     gw = await caller_of(slug, bearer)
     notifier = Notifier()
-    token = connection_request.set(gw)  # copied into the server's tasks, which start below
-    try:
-        with charged_to(gw.tenant.pk):
-            if mode != "legacy":
-                await warm_catalog(gw.tenant)  # as the HTTP transport does for the 2026 wire
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(notifier.run)
-                async with Client(build_server(notifier), mode=mode, **client_options) as client:
-                    yield client
-                tasks.cancel_scope.cancel()
-    finally:
-        connection_request.reset(token)
+    # Served for the whole connection: copied into the server's tasks, which start below.
+    with serving(dataclasses.replace(gw, connection=True)):
+        if mode != "legacy":
+            await warm_catalog(gw.tenant)  # as the HTTP transport does for the 2026 wire
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(notifier.run)
+            async with Client(build_server(notifier), mode=mode, **client_options) as client:
+                yield client
+            tasks.cancel_scope.cancel()

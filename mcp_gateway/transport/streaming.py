@@ -30,7 +30,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import session_can_answer
 from mcp_gateway.protocol.concurrency import TenantBusy, in_thread
-from mcp_gateway.protocol.context import GATEWAY_SCOPE_KEY, streamed_var
+from mcp_gateway.protocol.context import scope_caller, streamed_var
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, catalog_for
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from tenants.callers import Caller
@@ -91,7 +91,7 @@ async def warm_catalog(tenant: Tenant) -> TenantCatalog | None:
 
 async def gateway_wants_stream(scope: Scope, message: dict) -> bool:
     """``needs_stream`` for the authenticated caller of this POST (the gateway's chooser)."""
-    gw = scope.get(GATEWAY_SCOPE_KEY)
+    gw = scope_caller(scope)
     if gw is None or message.get("method") != "tools/call":
         return False
     params, session = message.get("params"), header(scope, SESSION_HEADER)

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcp_gateway.exceptions import GatewayRefused
-from mcp_gateway.protocol.context import authenticated, connection_request
+from mcp_gateway.protocol.context import GatewayRequest, authenticated, served, serving
 from mcp_gateway.transport.auth import TOKEN_INVALID
 from mcp_gateway.transport.in_process import connect
 
@@ -53,5 +53,13 @@ def test_bad_and_foreign_tokens_are_refused_as_over_http(acme, make_tenant, make
 
 def test_a_request_without_a_scope_has_no_caller_outside_a_connection():
     # What an HTTP request's handler would see if the SDK ever passed no request: nobody (-32600).
-    assert connection_request.get() is None
+    assert served.get() is None
     assert authenticated(SimpleNamespace(request=None)) is None
+    # An HTTP request being served is not a connection: its caller never reaches a request without
+    # a scope; an in-process connection's does.
+    http = GatewayRequest(tenant=SimpleNamespace(pk=1), caller=SimpleNamespace())
+    with serving(http):
+        assert authenticated(SimpleNamespace(request=None)) is None
+    connection = GatewayRequest(tenant=SimpleNamespace(pk=1), caller=SimpleNamespace(), connection=True)
+    with serving(connection):
+        assert authenticated(SimpleNamespace(request=None)) is connection

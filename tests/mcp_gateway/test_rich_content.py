@@ -4,7 +4,6 @@ embedded-resource blocks."""
 from __future__ import annotations
 
 import base64
-import functools
 
 import mcp.types as types
 import pytest
@@ -12,7 +11,8 @@ import pytest
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import compile_schema
 from apps_runtime.sandbox.runtime import sdk
-from mcp_gateway.tools.links import NoLinkOrigin, app_route_url, call_origin
+from mcp_gateway.tools.call_context import CallContext
+from mcp_gateway.tools.links import NoLinkOrigin, app_route_url
 from mcp_gateway.tools.output_budget import OutputBudget
 from mcp_gateway.tools.results import route_result
 from mcp_gateway.tools.rich_content import ContentOrigin
@@ -205,8 +205,15 @@ def test_the_sdk_helpers_refuse_what_the_platform_would():
         sdk.text(42)
 
 
+def _links(origin: str = ""):
+    """Links as a call with ``origin`` makes them (a task's run: the origin it kept)."""
+    # The link rule reads only the context's origin; no tenant or caller is involved.
+    call = CallContext(tenant=None, caller=None, origin=origin)  # type: ignore[arg-type]
+    return lambda route: app_route_url(call.link_origin, "acme", "cases", route)
+
+
 def test_links_outside_a_request_use_public_base_url_or_are_refused(settings):
-    link_url = functools.partial(app_route_url, "acme", "cases")
+    link_url = _links()
     settings.PUBLIC_BASE_URL = "https://platform.example"
     assert link_url("/cases/42?tab=notes") == "https://platform.example/t/acme/apps/cases/cases/42?tab=notes"
     settings.PUBLIC_BASE_URL = ""
@@ -216,15 +223,14 @@ def test_links_outside_a_request_use_public_base_url_or_are_refused(settings):
 
 
 def test_a_tasks_run_links_with_the_origin_it_kept_unless_public_base_url_is_set(settings):
-    link_url = functools.partial(app_route_url, "acme", "cases")
     settings.PUBLIC_BASE_URL = ""
-    with call_origin("http://127.0.0.1:8001"):
-        assert link_url("/x") == "http://127.0.0.1:8001/t/acme/apps/cases/x"
-        settings.PUBLIC_BASE_URL = "https://platform.example"  # set since the task was created
-        assert link_url("/x") == "https://platform.example/t/acme/apps/cases/x"
+    link_url = _links("http://127.0.0.1:8001")
+    assert link_url("/x") == "http://127.0.0.1:8001/t/acme/apps/cases/x"
+    settings.PUBLIC_BASE_URL = "https://platform.example"  # set since the task was created
+    assert link_url("/x") == "https://platform.example/t/acme/apps/cases/x"
     settings.PUBLIC_BASE_URL = ""
-    with pytest.raises(NoLinkOrigin):  # the block's origin does not outlive it
-        link_url("/x")
+    with pytest.raises(NoLinkOrigin):  # another call's origin is not this one's
+        _links()("/x")
 
 
 def test_an_embedded_resource_never_takes_a_uri_another_app_serves():

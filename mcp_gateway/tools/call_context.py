@@ -1,0 +1,66 @@
+"""The one request context of a call: who calls, from where, and what its client can show and answer.
+
+Built once where a call enters (the protocol layer's handlers, ``protocol.context.call_context``;
+a task's run; an agent's step; the console) and passed down explicitly to everything that serves
+the call, in the worker thread too. Nothing below reads request state from anywhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from django.conf import settings
+from mcp.types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
+
+from apps_runtime.call_events import CallEvents
+from tenants.callers import Caller
+from tenants.models import Tenant
+
+ELICITATION = "elicitation"  # the kind of question a confirmation is (a form)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """A call's tenant and caller and what its request says; frozen, built once per request.
+
+    ``origin``: the public origin the request reached (``core.origin.scope_origin``), "" if none.
+    ``protocol_version``: the client's; tools/list entries returned by ``search_tools`` are shaped
+    for it. ``ui_host``: the client shows MCP Apps views. ``can_ask``: the kinds of question the
+    client declared it answers (``tools.asks.kinds_declared``; ``elicitation`` is form mode).
+    ``traceparent``: the request's checked W3C trace context. ``events``: where the handler's
+    progress and log lines go (the protocol's relay, a task's status), None to drop them.
+    """
+
+    tenant: Tenant
+    caller: Caller
+    origin: str = ""
+    protocol_version: str = LATEST_HANDSHAKE_VERSION
+    ui_host: bool = False
+    can_ask: tuple[str, ...] = ()
+    traceparent: str | None = None
+    events: CallEvents | None = None
+    session_id: str | None = None
+
+    @property
+    def modern(self) -> bool:
+        """A 2026-07-28 request: asked questions go back as an input-required result."""
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def can_confirm(self) -> bool:
+        """Whether the client can be asked to confirm a call (form elicitation)."""
+        return ELICITATION in self.can_ask
+
+    @property
+    def trace_id(self) -> str:
+        """The trace id of ``traceparent``, or ""."""
+        return self.traceparent[3:35] if self.traceparent else ""
+
+    @property
+    def link_origin(self) -> str | None:
+        """The origin absolute links use: PUBLIC_BASE_URL, else the request's (None outside one)."""
+        return settings.PUBLIC_BASE_URL or self.origin or None
+
+    def replace(self, **changes: object) -> CallContext:
+        return dataclasses.replace(self, **changes)
