@@ -4,7 +4,7 @@ An agent is offered exactly the entries of the caller's ``tools/list`` (``listed
 ``customAppsMcpTools``, ``toolDiscovery``), narrowed by the agent's selectors. In the ``search``
 mode of ``toolDiscovery`` the tools a ``search_tools`` call of the run returns are offered from the
 next step on, as an MCP client calls them by name once found. Each call goes through
-``mcp_gateway.tools.calls.call_tool``, the function an MCP ``tools/call`` goes through: listing,
+``mcp_gateway.tools.calls.run_call``, the function an MCP ``tools/call`` goes through: listing,
 argument checks, the as-caller route run, confirmation, output budget, rate limit and audit. The
 caller carries the agent's name and the run's id, so the audit row names both.
 
@@ -29,12 +29,12 @@ from pydantic_core import SchemaValidator, core_schema
 from agents.steps import StepRecorder
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
+from mcp_gateway.tools.asks import Asked
 from mcp_gateway.tools.builtins import SEARCH_TOOLS
 from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.calls import call_tool
+from mcp_gateway.tools.calls import run_call
 from mcp_gateway.tools.catalog import CatalogEntry, listed_tools, visible_tools
-from mcp_gateway.tools.confirmation import Confirmation, Verdict
-from mcp_gateway.tools.questions import confirmation_question
+from mcp_gateway.tools.confirmation import FIELD, Confirmation, Verdict
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -125,20 +125,20 @@ class GatewayToolset(AbstractToolset[None]):
     def call(self, name: str, arguments: dict[str, Any], tool_call_id: str, approved: bool) -> str:
         """One tool call of the model, synchronously, in the run's thread (it holds the database)."""
         confirmation: Confirmation | None = APPROVED if approved else None
-        if not approved:
-            asked = confirmation_question(CallContext(self.tenant, self.caller), name, arguments)
-            if isinstance(asked, str):
-                step = self.recorder.awaiting_approval(name, tool_call_id, arguments, asked)
-                raise ApprovalRequired({"step": step})
-            confirmation = asked
+        # A run can be asked for a person's approval: a ``confirm`` tool's call pauses for it.
+        call = CallContext(self.tenant, self.caller, can_confirm=True)
         started = time.perf_counter()
         try:
-            result = call_tool(self.tenant, self.caller, name, arguments, confirmation)
+            result = run_call(call, name, arguments, confirmation)
         except ToolUnavailable as err:
             text = f"Tool error: {err}"
         except InternalError as err:
             text = f"Tool error: the platform failed {error_id_note(err.error_id)}."
         else:
+            if isinstance(result, Asked) and result.confirms:
+                question = result.requests[FIELD].params.message
+                step = self.recorder.awaiting_approval(name, tool_call_id, arguments, question)
+                raise ApprovalRequired({"step": step})
             # A handler that asks its caller questions (``request.ask``) gets no answer from an agent.
             text = model_text(result) if isinstance(result, types.CallToolResult) else ASKED
             if (

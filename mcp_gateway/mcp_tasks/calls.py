@@ -19,6 +19,7 @@ from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.mcp_tasks.runs import audit_lost
 from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.tools.asks import Asked
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import preflight, resolve_tool
@@ -70,7 +71,7 @@ def create_task(
     confirmation: Confirmation | None = None,
     *,
     answer: Callable[[ToolTask], dict[str, Any]] = created_result,
-) -> dict[str, Any]:
+) -> dict[str, Any] | Asked:
     """Answer a task-augmented ``tools/call``: the task (as ``answer`` shapes it), or a tool error;
     audited either way. The task keeps the call's origin (for its links) and the kinds of question
     its client answers while it runs (``call.can_ask``: the 2026-07-28 extension's ``tasks/update``;
@@ -93,13 +94,15 @@ def _create(
     ttl_ms: int | None,
     audit: dict,
     confirmation: Confirmation | None,
-) -> ToolTask | dict[str, Any]:
+) -> ToolTask | Asked | dict[str, Any]:
     entry = resolve_tool(call, name)
     refuse_task_call(entry)
     audit["app_name"] = entry.app_name or ""
-    refused = preflight(call, entry, arguments, audit, confirmation)  # the run goes on this yes
-    if refused is not None:
-        return _wire(refused)
+    stopped = preflight(call, entry, arguments, audit, confirmation)  # the run goes on this yes
+    if isinstance(stopped, Asked):
+        return stopped  # the user's yes first, then the task (``protocol.asking`` asks)
+    if stopped is not None:
+        return _wire(stopped)
     try:
         task = task_store.create(
             call.tenant, call.caller, name, arguments, ttl_ms, call.can_ask, origin=call.origin

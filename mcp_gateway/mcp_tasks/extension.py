@@ -29,7 +29,7 @@ from mcp_gateway.mcp_tasks import calls as task_calls
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.models import ToolTask
-from mcp_gateway.tools.asks import AnswersRefused, checked_answers
+from mcp_gateway.tools.asks import AnswersRefused, Asked, checked_answers
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import resolve_tool
 from mcp_gateway.tools.confirmation import Confirmation
@@ -82,7 +82,7 @@ def create_task(
     name: str,
     arguments: dict[str, Any] | None,
     confirmation: Confirmation | None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | Asked:
     """Answer a ``tools/call`` of a task tool from a client that declared the extension: the new
     task, or the tool error that refused it (see ``task_calls.create_task``)."""
     return task_calls.create_task(call, name, arguments, None, confirmation, answer=created)

@@ -102,13 +102,15 @@ def call_context(ctx: ServerRequestContext, *, events: Any = None) -> CallContex
     session = getattr(ctx, "session", None)
     declared = session.client_capabilities if session is not None else None
     request = ctx.request
+    kinds = kinds_declared(declared)
     return CallContext(
         tenant=gw.tenant,
         caller=gw.caller,
         origin=(scope_origin(request.scope) or "") if request is not None else "",
         protocol_version=ctx.protocol_version,
         ui_host=shows_ui(declared),
-        can_ask=kinds_declared(declared),
+        can_ask=kinds,
+        can_confirm="elicitation" in kinds,  # a form, as the handler's elicitation questions
         traceparent=traceparent_of(ctx.params),
         events=events,
         session_id=session_id(ctx),

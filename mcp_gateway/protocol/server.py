@@ -15,10 +15,9 @@ from mcp.server.lowlevel.server import NotificationOptions
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
 from mcp_gateway.mcp_tasks.extension import EXTENSION as TASKS_EXTENSION
 from mcp_gateway.protocol import log_levels
-from mcp_gateway.protocol.asking import RememberClientKinds, call_asking, prompt_asking
+from mcp_gateway.protocol.asking import RememberClientKinds, answered, prompt_answer, request_state_boundary
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import call_context, gateway_request, served
-from mcp_gateway.protocol.elicitation import confirm_call, request_state_boundary
 from mcp_gateway.protocol.errors import jsonrpc_errors
 from mcp_gateway.protocol.list_pages import ListPages
 from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
@@ -80,11 +79,9 @@ def build_server(notifier: Notifier) -> GatewayServer:
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
         # The handler's progress and log lines reach the caller, if it wants them.
         async with relayed(ctx, params.name) as events:
-            call = call_context(ctx, events=events)
-            confirmation = await confirm_call(ctx, call, params)
-            if isinstance(confirmation, types.InputRequiredResult):
-                return confirmation  # a 2026-07-28 client asks its user, then retries the call
-            return await call_asking(ctx, call, params, confirmation)
+            call = call_context(ctx, events=events)  # once: everything below gets it
+            run = functools.partial(tool_calls.run_call, call, params.name, params.arguments)
+            return await answered(ctx, call, params, run)  # one crossing, unless the call asks
 
     @jsonrpc_errors
     async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
@@ -114,7 +111,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
 
     @jsonrpc_errors
     async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
-        return await prompt_asking(ctx, call_context(ctx), params)
+        return await prompt_answer(ctx, call_context(ctx), params)
 
     @jsonrpc_errors
     async def complete(ctx: ServerRequestContext, params: types.CompleteRequestParams):

@@ -32,11 +32,12 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_gateway.mcp_tasks import calls as task_calls
 from mcp_gateway.mcp_tasks import extension as task_extension
 from mcp_gateway.mcp_tasks.extension import EXTENSION
+from mcp_gateway.protocol.asking import answered
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import call_context, gateway_request
-from mcp_gateway.protocol.elicitation import confirm_call
 from mcp_gateway.protocol.errors import jsonrpc_error
 from mcp_gateway.protocol.list_pages import sdk_would_serve
+from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.modes import REQUIRED
 
 CAPABILITY = types.ServerTasksCapability(
@@ -135,10 +136,11 @@ class TaskCalls:
         # Its client answers nothing while the task runs: tasks/update is the 2026-07-28 extension's.
         call = call_context(ctx).replace(can_ask=())
         ttl = request.task.ttl if request.task is not None else None
-        confirmation = await confirm_call(ctx, call, request)  # handshake era: never input-required
-        return await in_thread(
-            task_calls.create_task, call, request.name, request.arguments, ttl, confirmation
-        )
+
+        def create(confirmation: Confirmation | None, _answers: dict) -> Any:
+            return task_calls.create_task(call, request.name, request.arguments, ttl, confirmation)
+
+        return await answered(ctx, call, request, create)  # a confirm tool is confirmed on the stream first
 
     async def _modern(self, ctx: ServerRequestContext, call_next: CallNext, params: dict) -> HandlerResult:
         call = call_context(ctx)
@@ -150,12 +152,12 @@ class TaskCalls:
                 raise _extension_required(f"Tool {params.get('name')} runs only as a task: it")
             return await call_next(ctx)  # optional: the result, synchronously
         request = types.CallToolRequestParams.model_validate(params, by_name=False)
-        confirmation = await confirm_call(ctx, call, request)
-        if isinstance(confirmation, types.InputRequiredResult):
-            return confirmation  # the user confirms first (an input round), then the task is created
-        return await in_thread(
-            task_extension.create_task, call, request.name, request.arguments, confirmation
-        )
+
+        def create(confirmation: Confirmation | None, _answers: dict) -> Any:
+            return task_extension.create_task(call, request.name, request.arguments, confirmation)
+
+        # A confirm tool: the user confirms first (an input round), then the task is created.
+        return await answered(ctx, call, request, create)
 
 
 async def _get(ctx: ServerRequestContext, params: types.GetTaskRequestParams) -> Any:

@@ -4,8 +4,8 @@ The host page relays the view's ``callServerTool`` here. The call goes through `
 same function the MCP server calls (roles, arguments against ``inputSchema``, rate limits, output
 budget, one audit row), as a client that shows MCP Apps views (so a ``visibility: ["app"]`` tool
 answers). A ``confirm`` tool is asked about on the host page: the first request gets the question
-(``confirmation_question``, the rule every asker shares), the host page's dialog puts it to the
-visitor, and the second request carries the answer.
+(the call's own ``Asked``, from the preflight every tools/call runs), the host page's dialog puts it
+to the visitor, and the second request carries the answer.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from mcp_gateway.tools.asks import Asked
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import run_call
 from mcp_gateway.tools.catalog import catalog_for
-from mcp_gateway.tools.confirmation import Confirmation, Verdict
-from mcp_gateway.tools.questions import confirmation_question
+from mcp_gateway.tools.confirmation import FIELD, Confirmation, Verdict
 from mcp_gateway.tools.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -58,15 +57,14 @@ def call_from_screen(
     entry = catalog_for(tenant).by_name.get(name)
     if entry is None or entry.builtin is not None or entry.app_name != app_name:
         raise ToolUnavailable(name)  # a screen reaches its own app only
-    call = CallContext(tenant, caller, ui_host=True)  # the host page shows MCP Apps views
-    if confirmed is None:
-        asked = confirmation_question(call, name, arguments)
-        if isinstance(asked, str):
-            return Question(asked)
-        confirmation = asked
-    else:
-        confirmation = Confirmation(Verdict.ACCEPTED if confirmed else Verdict.DECLINED)
+    # The host page shows MCP Apps views, and asks its visitor to confirm in its own dialog.
+    call = CallContext(tenant, caller, ui_host=True, can_confirm=True)
+    confirmation = (
+        None if confirmed is None else Confirmation(Verdict.ACCEPTED if confirmed else Verdict.DECLINED)
+    )
     result = run_call(call, name, arguments, confirmation)
+    if isinstance(result, Asked) and result.confirms:
+        return Question(result.requests[FIELD].params.message)
     if isinstance(result, Asked):
         return error_result(NO_QUESTIONS)
     return result

@@ -58,9 +58,12 @@ class AnswersRefused(Exception):
 
 @dataclass(frozen=True)
 class Asked:
-    """A handler's checked questions: each key to its wire request, in the handler's order."""
+    """Questions to put to the caller before the call goes on: each key to its wire request, in
+    order. A handler's checked questions, or (``confirms``) the one question whether the user lets
+    a tool marked ``confirm`` run (``tools.confirmation.confirmation_asked``)."""
 
     requests: dict[str, types.InputRequest]
+    confirms: bool = False
 
     def capabilities_needed(self) -> set[str]:
         return {CAPABILITY_OF[request.method] for request in self.requests.values()}
@@ -116,10 +119,12 @@ def _is_form_field(field: dict) -> bool:
 
 
 def missing_capabilities(
-    asked: Asked, declared: types.ClientCapabilities | None
+    asked: Asked, declared: types.ClientCapabilities | tuple[str, ...] | None
 ) -> types.ClientCapabilities | None:
-    """The client capabilities ``asked`` needs that the client did not declare, or None."""
-    missing = asked.capabilities_needed() - set(kinds_declared(declared))
+    """The client capabilities ``asked`` needs that the client did not declare (its capabilities,
+    or the kinds of question it answers: ``CallContext.can_ask``), or None."""
+    kinds = declared if isinstance(declared, tuple) else kinds_declared(declared)
+    missing = asked.capabilities_needed() - set(kinds)
     if not missing:
         return None
     return types.ClientCapabilities(

@@ -85,20 +85,25 @@ def audited_call(
         audit.update(outcome=Outcome.PLATFORM_ERROR, error_id=error_id)
         raise InternalError(error_id) from err
     finally:
-        seconds = time.perf_counter() - started
-        record_call(
-            call.caller,
-            name,
-            arguments,
-            duration_ms=seconds * 1000,
-            method=method,
-            trace_id=call.trace_id,
-            **audit,
-        )
-        if method == "tools/call":
-            # A refused call may name any tool at all: its name is not a label (core.metrics says why).
-            tool = REFUSED_TOOL if audit["outcome"] == Outcome.DENIED else name
-            record_tool_call(call.tenant.slug, tool, audit["outcome"], seconds)
+        # None: the call only asked for the user's yes; the call that carries the answer is audited.
+        if audit["outcome"] is not None:
+            _audit(call, name, arguments, method, time.perf_counter() - started, audit)
+
+
+def _audit(call: CallContext, name: str, arguments: Any, method: str, seconds: float, audit: dict) -> None:
+    record_call(
+        call.caller,
+        name,
+        arguments,
+        duration_ms=seconds * 1000,
+        method=method,
+        trace_id=call.trace_id,
+        **audit,
+    )
+    if method == "tools/call":
+        # A refused call may name any tool at all: its name is not a label (core.metrics says why).
+        tool = REFUSED_TOOL if audit["outcome"] == Outcome.DENIED else name
+        record_tool_call(call.tenant.slug, tool, audit["outcome"], seconds)
 
 
 def record_call(

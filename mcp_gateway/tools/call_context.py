@@ -17,8 +17,6 @@ from apps_runtime.call_events import CallEvents
 from tenants.callers import Caller
 from tenants.models import Tenant
 
-ELICITATION = "elicitation"  # the kind of question a confirmation is (a form)
-
 
 @dataclass(frozen=True)
 class CallContext:
@@ -27,7 +25,9 @@ class CallContext:
     ``origin``: the public origin the request reached (``core.origin.scope_origin``), "" if none.
     ``protocol_version``: the client's; tools/list entries returned by ``search_tools`` are shaped
     for it. ``ui_host``: the client shows MCP Apps views. ``can_ask``: the kinds of question the
-    client declared it answers (``tools.asks.kinds_declared``; ``elicitation`` is form mode).
+    client declared it answers (``tools.asks.kinds_declared``; ``elicitation`` is form mode), for a
+    handler's questions; ``can_confirm``: whoever called can be asked to confirm a ``confirm`` tool
+    (form elicitation, an agent run's approval), else such a call is refused unasked.
     ``traceparent``: the request's checked W3C trace context. ``events``: where the handler's
     progress and log lines go (the protocol's relay, a task's status), None to drop them.
     """
@@ -38,6 +38,7 @@ class CallContext:
     protocol_version: str = LATEST_HANDSHAKE_VERSION
     ui_host: bool = False
     can_ask: tuple[str, ...] = ()
+    can_confirm: bool = False
     traceparent: str | None = None
     events: CallEvents | None = None
     session_id: str | None = None
@@ -46,11 +47,6 @@ class CallContext:
     def modern(self) -> bool:
         """A 2026-07-28 request: asked questions go back as an input-required result."""
         return self.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-    @property
-    def can_confirm(self) -> bool:
-        """Whether the client can be asked to confirm a call (form elicitation)."""
-        return ELICITATION in self.can_ask
 
     @property
     def trace_id(self) -> str:

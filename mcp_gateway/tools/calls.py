@@ -12,7 +12,7 @@ from apps_runtime.dispatch import load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.json_values import value_problem
 from mcp_gateway.exceptions import ToolUnavailable
-from mcp_gateway.limits.rate_limits import enforce_rate_limit
+from mcp_gateway.limits.rate_limits import at_rate_limit, enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
@@ -20,7 +20,14 @@ from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
-from mcp_gateway.tools.confirmation import Confirmation, confirmed, refusal
+from mcp_gateway.tools.confirmation import (
+    Confirmation,
+    Verdict,
+    confirmation_asked,
+    confirmed,
+    needs_confirmation,
+    refusal,
+)
 from mcp_gateway.tools.cursors import page_of
 from mcp_gateway.tools.links import app_route_url
 from mcp_gateway.tools.modes import refuse_synchronous_call
@@ -72,8 +79,9 @@ def call_tool(
     arguments: dict[str, Any] | None,
     confirmation: Confirmation | None = None,
 ) -> types.CallToolResult | Asked:
-    """One tools/call as ``caller``, outside an MCP request (an agent's step, the console, a screen
-    host): ``run_call`` with a context of its own (no client features, nobody to ask)."""
+    """One tools/call as ``caller``, outside an MCP request (the console, a screen host): ``run_call``
+    with a context of its own (no client features, nobody to ask: a ``confirm`` tool is refused
+    unless ``confirmation`` lets it run)."""
     return run_call(CallContext(tenant, caller), name, arguments, confirmation)
 
 
@@ -82,13 +90,16 @@ def run_call(
     name: str,
     arguments: dict[str, Any] | None,
     confirmation: Confirmation | None = None,
+    answers: dict[str, dict] | None = None,
     *,
     as_task: bool = False,
-    answers: dict[str, dict] | None = None,
 ) -> types.CallToolResult | Asked:
-    """Validate, run as the caller, map the result, and audit the call: one audit row, whatever happens.
+    """The one tools/call pipeline: resolve, preflight, run as the caller, map the result; one audit
+    row, whatever happens, except when the call only asks for the user's confirmation.
 
-    A tool marked ``confirm`` runs only with the user's ``confirmation`` (see ``elicitation``).
+    A tool marked ``confirm`` runs only with the user's ``confirmation``: without one, a caller that
+    can confirm (``call.can_confirm``) gets the question (``Asked.confirms``) for the protocol layer
+    (``protocol.asking``) to put, then calls again with the verdict; any other caller is refused.
     ``as_task``: this is the background run of an MCP task (``task_runs.py``), which may take up to
     TASK_MAX_TIMEOUT_MS; otherwise a tool whose ``task`` is ``required`` is refused.
     ``answers``: the caller's answers to the handler's questions so far; a handler that asks more
@@ -112,15 +123,23 @@ def preflight(
     confirmation: Confirmation | None,
     *,
     count_call: bool = True,
-) -> types.CallToolResult | None:
+) -> types.CallToolResult | Asked | None:
     """The checks of every tools/call (run now or as a task) once its tool is resolved, in order:
     arguments against ``inputSchema``, the rate limit (``count_call``: this call counts), the
-    confirmation. The refusal to answer with, its outcome in ``audit``; None when the call may go on.
+    confirmation. The refusal to answer with, its outcome in ``audit``; or the question to put
+    first (a call that would run and waits for the user's yes: nothing counted, no audit row);
+    None when the call may go on.
     """
     problems = argument_problems(entry.validator, arguments)
     if problems:
         audit["outcome"] = Outcome.INVALID_ARGUMENTS
         return invalid_arguments_result(problems)
+    if confirmation is None and needs_confirmation(call.tenant, entry):
+        if not call.can_confirm:
+            confirmation = Confirmation(Verdict.NO_CAPABILITY)
+        elif not (count_call and at_rate_limit(call.tenant, call.caller, entry)):
+            audit["outcome"] = None  # asked, not answered: the call that carries the verdict is audited
+            return confirmation_asked(entry, arguments)
     refused = enforce_rate_limit(call.tenant, call.caller, entry) if count_call else None
     if refused is not None:
         audit["outcome"] = Outcome.RATE_LIMITED
@@ -146,9 +165,9 @@ def _call(
     if not as_task:
         refuse_synchronous_call(entry)
     # A task's run was counted when its tools/call created it (mcp_tasks/calls.py).
-    refused = preflight(call, entry, arguments, audit, confirmation, count_call=not as_task)
-    if refused is not None:
-        return refused
+    stopped = preflight(call, entry, arguments, audit, confirmation, count_call=not as_task)
+    if stopped is not None:
+        return stopped
     if entry.builtin is not None:
         result = _call_builtin(call, entry, arguments, audit)
     else:

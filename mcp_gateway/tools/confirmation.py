@@ -1,7 +1,7 @@
 """Confirmation before a tool marked ``confirm`` runs: the question, the user's verdict, the refusals.
 
-How the question reaches the user (elicitation in either protocol era) is ``elicitation.py``; this
-module is what both eras share and what ``tool_calls`` consults before the route runs.
+How the question reaches the user (elicitation in either protocol era) is ``protocol.asking``; this
+module is what both eras share and what ``tools.calls.preflight`` consults before the route runs.
 
 The question is built from the tool's title and the call's arguments, both untrusted (the tenant
 wrote the title, the model the arguments): every value is shown as JSON, with control, format
@@ -20,6 +20,7 @@ from typing import Any
 import mcp.types as types
 
 from apps_runtime.routes import CONFIRM_SETTING
+from mcp_gateway.tools.asks import Asked
 from mcp_gateway.tools.catalog import CatalogEntry
 from mcp_gateway.tools.results import error_result
 from tenants.models import Tenant
@@ -125,6 +126,14 @@ def refusal(
     else:
         text = f"{name} now needs the user's confirmation before it runs. Nothing ran; call it again."
     return error_result(text)
+
+
+def confirmation_asked(entry: CatalogEntry, arguments: dict[str, Any]) -> Asked:
+    """The question whether the user lets this call run: one form, its one field ``FIELD``."""
+    params = types.ElicitRequestFormParams(
+        message=confirmation_message(entry, arguments), requested_schema=REQUESTED_SCHEMA
+    )
+    return Asked({FIELD: types.ElicitRequest(params=params)}, confirms=True)
 
 
 def confirmation_message(entry: CatalogEntry, arguments: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ from mcp_gateway.protocol.concurrency import SERVER_BUSY, share_limits
 from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
+from mcp_gateway.protocol.stream_choice import warm_catalog
 from mcp_gateway.transport.auth import RequireCaller, authenticate
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from mcp_gateway.transport.metadata import serve_metadata
@@ -44,7 +45,7 @@ from mcp_gateway.transport.sessions import (
     TooManySessions,
     session_limits,
 )
-from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream, warm_catalog
+from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream
 
 logger = logging.getLogger("mcp_gateway.transport.app")
 

@@ -22,8 +22,8 @@ from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
+from mcp_gateway.protocol.stream_choice import warm_catalog
 from mcp_gateway.transport.auth import authenticate, refusal
-from mcp_gateway.transport.streaming import warm_catalog
 
 
 async def caller_of(slug: str, bearer: str) -> GatewayRequest:

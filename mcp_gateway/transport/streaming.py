@@ -3,8 +3,10 @@
 An event stream costs the transport ~1.2 ms of CPU a POST (#11), so answers are JSON bodies
 (``MCP_JSON_RESPONSES``). But a JSON body carries only the answer: progress, log lines and a
 server request tied to the call (elicitation) need the stream. So the choice is made per POST,
-before the SDK reads it: a ``tools/call`` whose tool needs a stream (``needs_stream``) gets one
-when the client's ``Accept`` allows ``text/event-stream``; everything else stays JSON.
+before the SDK reads it: a ``tools/call`` whose tool needs a stream (the protocol layer's rule,
+``protocol.stream_choice.needs_stream``) gets one when the client's ``Accept`` allows
+``text/event-stream``; everything else stays JSON. The transport asks the protocol layer and never
+reads the tool catalog itself.
 
 The SDK reads its JSON-or-stream flag (``json_response`` on the manager, for the 2026-07-28 era
 and stateless transports; ``is_json_response_enabled`` on a session's transport) at a few fixed
@@ -27,81 +29,21 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_gateway.protocol import log_levels
-from mcp_gateway.protocol.asking import session_can_answer
-from mcp_gateway.protocol.concurrency import TenantBusy, in_thread
 from mcp_gateway.protocol.context import scope_caller, streamed_var
-from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, catalog_for
+from mcp_gateway.protocol.stream_choice import progress_token, wants_stream
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
-from tenants.callers import Caller
-from tenants.models import Tenant
 
 logger = logging.getLogger("mcp_gateway.transport.streaming")
 
 
 StreamChooser = Callable[[Scope, dict], Awaitable[bool]]
-
-
-def progress_token(params: Any) -> str | int | None:
-    """The ``_meta.progressToken`` of a request's params, if any."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
-
-
-def needs_stream(
-    tenant: Tenant, caller: Caller, method: str, params: Any, session: str | None = None
-) -> bool:
-    """Whether answering this request needs an event stream: the one rule, extend it here.
-
-    A ``tools/call`` that asked for progress or for log lines (a 2026-07-28 request's log level, or
-    its handshake-era ``session``'s ``logging/setLevel``), or whose tool asks the user to confirm it
-    first (elicitation travels on the call's stream), or an app tool called in a handshake-era
-    session whose client answers questions (its handler may ask: ``asking``). Reads only the cached
-    catalog: no I/O.
-    """
-    if method != "tools/call" or not isinstance(params, dict):
-        return False
-    if progress_token(params) is not None or wants_logs(params, session):
-        return True
-    name = params.get("name")
-    if not isinstance(name, str):  # a list or an object is unhashable: the SDK refuses the call itself
-        return False
-    catalog = cached_catalog(tenant)
-    entry = catalog.by_name.get(name) if catalog is not None else None
-    if entry is None or not entry.visible_to(caller):
-        return False
-    return entry.confirm or (entry.builtin is None and session_can_answer(session))
-
-
-async def warm_catalog(tenant: Tenant) -> TenantCatalog | None:
-    """The tenant's catalog, built now if this process lacks it; None if the tenant is busy.
-
-    Best effort: the call itself builds it anyway, or waits for the tenant's share, or is refused.
-    """
-    found = cached_catalog(tenant)
-    if found is not None:
-        return found
-    try:
-        return await in_thread(catalog_for, tenant)
-    except TenantBusy:
-        logger.debug("catalog warm-up skipped: tenant %s busy", tenant.pk)
-        return None
+__all__ = ["StreamChoosingManager", "gateway_wants_stream", "progress_token"]
 
 
 async def gateway_wants_stream(scope: Scope, message: dict) -> bool:
-    """``needs_stream`` for the authenticated caller of this POST (the gateway's chooser)."""
-    gw = scope_caller(scope)
-    if gw is None or message.get("method") != "tools/call":
-        return False
-    params, session = message.get("params"), header(scope, SESSION_HEADER)
-    if progress_token(params) is None and not wants_logs(params, session):
-        await warm_catalog(gw.tenant)  # so needs_stream finds the tool's options
-    return needs_stream(gw.tenant, gw.caller, "tools/call", params, session)
-
-
-def wants_logs(params: Any, session: str | None) -> bool:
-    return log_levels.requested_level(params) is not None or log_levels.session_level(session) is not None
+    """The gateway's chooser: the protocol layer's rule (``wants_stream``) for this POST's caller
+    and session."""
+    return await wants_stream(scope_caller(scope), message, header(scope, SESSION_HEADER))
 
 
 def _tool_call(body: bytes) -> dict | None:

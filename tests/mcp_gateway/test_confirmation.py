@@ -11,7 +11,13 @@ from mcp.types import INVALID_PARAMS, ElicitResult, InputRequiredResult
 from apps_runtime.models import Record
 from mcp_gateway.limits import rate_limits
 from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.tools.asks import Asked
+from mcp_gateway.tools.call_context import CallContext
+from mcp_gateway.tools.calls import call_tool, run_call
+from mcp_gateway.tools.confirmation import Confirmation, Verdict
 from tenants import actions
+from tenants.callers import caller_for
+from tenants.scoping import access_user
 from tests.mcp_gateway.conftest import mcp_client
 from tests.support.task_client import create_task, send, wait_until_finished
 
@@ -396,3 +402,24 @@ def test_a_declined_task_call_creates_no_task(mcp_url, alice):
     assert result.is_error is True and result.content[0].text.startswith("The user declined")
     assert not ToolTask.objects.filter(tenant__slug="acme").exists() and runs() == 0
     assert outcomes(WIPE_LATER) == ["declined"]
+
+
+def test_the_pipeline_asks_before_anything_counts_runs_or_is_audited(ledger, monkeypatch):
+    # One preflight per run: the question is an outcome of the call itself, asked only of a caller
+    # that can confirm; a caller that cannot is refused unasked, and audited as such.
+    monkeypatch.setattr(rate_limits, "clock", lambda: 1_800_000_000.0)  # every call in one window
+    caller = caller_for(ledger, access_user("alice"))
+    arguments = {"account": "acct-1"}
+
+    asked = run_call(CallContext(ledger, caller, can_confirm=True), WIPE_ONCE, arguments)
+    again = run_call(CallContext(ledger, caller, can_confirm=True), WIPE_ONCE, arguments)
+
+    assert isinstance(asked, Asked) and asked.confirms and list(asked.requests) == ["confirm"]
+    assert asked == again  # the first question counted nothing against the once-an-hour limit
+    assert '"Wipe an account, once an hour"' in asked.requests["confirm"].params.message
+    assert runs() == 0 and outcomes(WIPE_ONCE) == []
+    ran = run_call(CallContext(ledger, caller), WIPE_ONCE, arguments, Confirmation(Verdict.ACCEPTED))
+    assert ran.is_error is False and runs() == 1 and outcomes(WIPE_ONCE) == ["confirmed"]
+    refused = call_tool(ledger, caller, WIPE, arguments)  # nobody to ask: refused, audited
+    assert refused.is_error is True and "cannot ask for it" in refused.content[0].text
+    assert runs() == 1 and outcomes(WIPE) == ["declined"]
