@@ -31,8 +31,8 @@ from agents.exceptions import (
 from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import provider_endpoint
 from agents.runners import describe_runners, may_run, rule_allows
+from mcp_gateway.audit_log import record_call
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.audit import record_call
 from tenants.authority import is_tenant_admin
 from tenants.callers import caller_for
 from tenants.models import Tenant

@@ -12,8 +12,8 @@ from typing import Any
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from agents.models import AgentRun, AgentRunStep
+from mcp_gateway.audit_log import record_call
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.audit import record_call
 from tenants.callers import Caller
 
 TEXT_MAX = 20_000

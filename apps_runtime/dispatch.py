@@ -172,23 +172,9 @@ def warm_key(tenant_id: int, app_id: int, version_id: int | None = None) -> str:
     return app_prefix if version_id is None else f"{app_prefix}{version_id}"
 
 
-def run_route(
-    loaded: LoadedApp,
-    route: Route,
-    caller: Caller,
-    *,
-    body: dict | None = None,
-    query: dict | None = None,
-    params: dict | None = None,
-    tool: dict | None = None,
-    internal: bool = False,
-    timeout_cap_ms: int | None = None,
-    events: CallEvents | None = None,
-    answers: dict | None = None,
-    can_ask: tuple[str, ...] | None = None,
-    traceparent: str | None = None,
-) -> RouteResult:
-    """Run ``route`` of ``loaded`` as ``caller`` in the sandbox.
+@dataclass(frozen=True)
+class RouteCall:
+    """One run of ``route`` of ``loaded`` as ``caller``: what the handler's request is made of.
 
     ``timeout_cap_ms`` lets a run that nobody waits on synchronously (an MCP task) have a longer
     time limit than SANDBOX_MAX_TIMEOUT_MS, up to the route's own ``timeoutMs``. ``events`` receives
@@ -196,11 +182,35 @@ def run_route(
     answers to the handler's questions so far and ``can_ask`` the kinds of question its client takes
     (``request.ask``); only an MCP request has them (None elsewhere: a handler that asks gets 400).
     ``traceparent``: the caller's W3C trace context, checked, for the handler to carry on.
+    ``internal``: a run the platform makes itself (a job), past the route's ``internal`` guard.
+    """
+
+    loaded: LoadedApp
+    route: Route
+    caller: Caller
+    body: dict | None = None
+    query: dict | None = None
+    params: dict | None = None
+    tool: dict | None = None
+    internal: bool = False
+    timeout_cap_ms: int | None = None
+    events: CallEvents | None = None
+    answers: dict | None = None
+    can_ask: tuple[str, ...] | None = None
+    traceparent: str | None = None
+
+
+def run_route(call: RouteCall) -> RouteResult:
+    """Run the call's route as its caller in the sandbox.
 
     Raises:
         RouteNotFound, AuthenticationRequired, PermissionDenied: the caller may not run it.
         RequestTooLarge: the request is over the platform's limit.
     """
+    loaded, route, caller = call.loaded, call.route, call.caller
+    body, query, params, tool = call.body, call.query, call.params, call.tool
+    internal, timeout_cap_ms, events = call.internal, call.timeout_cap_ms, call.events
+    answers, can_ask, traceparent = call.answers, call.can_ask, call.traceparent
     check_route_access(loaded, route, caller, internal=internal)
     request = {
         "method": route.method,

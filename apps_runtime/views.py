@@ -10,7 +10,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 
 from apps_runtime.bundles import bundle_dir
-from apps_runtime.dispatch import LoadedApp, RouteResult, check_route_access, load_app, run_route
+from apps_runtime.dispatch import LoadedApp, RouteCall, RouteResult, check_route_access, load_app, run_route
 from apps_runtime.exceptions import (
     AuthenticationRequired,
     MethodNotAllowed,
@@ -113,14 +113,8 @@ def _route_answer(request: HttpRequest, tenant_slug: str, app_name: str, route_p
         if caller.read_only and request.method not in SAFE_METHODS:
             raise PermissionDenied("this token is read-only")
         body = _json_body(request)
-        result = run_route(
-            loaded,
-            route,
-            caller,
-            body=body,
-            query={key: request.GET[key] for key in request.GET},
-            params=params,
-        )
+        query = {key: request.GET[key] for key in request.GET}
+        result = run_route(RouteCall(loaded, route, caller, body=body, query=query, params=params))
     except RuntimeDomainError as err:
         response = error_response(err)
         if err.status == 401:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from apps_runtime.dispatch import LoadedApp, RouteResult, effective_timeout_ms, load_app, run_route
+from apps_runtime.dispatch import LoadedApp, RouteCall, RouteResult, effective_timeout_ms, load_app, run_route
 from apps_runtime.exceptions import AppNotFound, RequestTooLarge
 from apps_runtime.jobs import runs
 from apps_runtime.jobs.enqueue import executing
@@ -98,7 +98,7 @@ def _attempt(run: JobRun, loaded: LoadedApp, route: Route) -> runs.Outcome:
         if caller is None:
             return runs.Outcome(result_status=None, error_code=CALLER_GONE, detail=CALLER_GONE_DETAIL)
         with executing(run):
-            return outcome_of(run_route(loaded, route, caller, body=run.body, internal=True))
+            return outcome_of(run_route(RouteCall(loaded, route, caller, body=run.body, internal=True)))
     except RequestTooLarge as err:
         return runs.Outcome(result_status=413, error_code="request_too_large", detail=err.message)
     except Exception:  # the top of a task: the attempt ends failed, with an error id, never left running

@@ -14,6 +14,7 @@ from typing import Any
 import mcp.types as types
 from django.utils import timezone
 
+from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import TaskLimitReached
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
@@ -92,12 +93,12 @@ def _create(
     name: str,
     arguments: dict,
     ttl_ms: int | None,
-    audit: dict,
+    audit: AuditRecord,
     confirmation: Confirmation | None,
 ) -> ToolTask | Asked | dict[str, Any]:
     entry = resolve_tool(call, name)
     refuse_task_call(entry)
-    audit["app_name"] = entry.app_name or ""
+    audit.app(entry.app_name or "")
     stopped = preflight(call, entry, arguments, audit, confirmation)  # the run goes on this yes
     if isinstance(stopped, Asked):
         return stopped  # the user's yes first, then the task (``protocol.asking`` asks)
@@ -108,9 +109,9 @@ def _create(
             call.tenant, call.caller, name, arguments, ttl_ms, call.can_ask, origin=call.origin
         )
     except TaskLimitReached as err:
-        audit["outcome"] = Outcome.RATE_LIMITED
+        audit.refused(Outcome.RATE_LIMITED)
         return _wire(error_result(str(err)))
-    audit["outcome"] = Outcome.TASK_CREATED
+    audit.ended(Outcome.TASK_CREATED)
     send_on_commit([task.task_id])
     return task
 

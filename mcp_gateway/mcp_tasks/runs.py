@@ -17,6 +17,7 @@ from django.conf import settings
 from apps_runtime.dispatch import effective_timeout_ms, load_app
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.storage_quota import StorageQuotaExceeded, check_room
+from mcp_gateway.audit_log import record_call
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE
@@ -24,7 +25,6 @@ from mcp_gateway.mcp_tasks.progress import TaskStatusEvents
 from mcp_gateway.models import ToolCallAudit, ToolTask
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools.asks import MAX_ROUNDS, Asked
-from mcp_gateway.tools.audit import record_call
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.confirmation import CONFIRMED_AT_CREATION
 from mcp_gateway.tools.results import error_result

@@ -48,6 +48,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcp_gateway.audit_log import arguments_hash, record_call
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import authenticated
@@ -62,7 +63,6 @@ from mcp_gateway.tools.asks import (
     kinds_declared,
     missing_capabilities,
 )
-from mcp_gateway.tools.audit import arguments_hash, record_call
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.confirmation import FIELD, Confirmation, Verdict, verdict_of
 from mcp_gateway.tools.results import error_result

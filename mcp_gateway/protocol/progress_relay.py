@@ -1,7 +1,7 @@
 """A running tool call's progress and log lines, relayed to its MCP caller on the call's stream.
 
 The handler runs in a worker thread (``concurrency.in_thread``); its notices arrive there, through
-``run_route(events=...)``, and a task on the event loop sends them as ``notifications/progress``
+``run_route(RouteCall(events=...))``, and a task on the event loop sends them as ``notifications/progress``
 (with the caller's progress token) and ``notifications/message`` tied to the request. Only a call
 answered with an event stream (``streaming``) has anywhere to send them.
 

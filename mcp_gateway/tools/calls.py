@@ -8,9 +8,10 @@ from typing import Any
 import mcp.types as types
 from django.conf import settings
 
-from apps_runtime.dispatch import load_app, run_route
+from apps_runtime.dispatch import RouteCall, load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.json_values import value_problem
+from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import ToolUnavailable
 from mcp_gateway.limits.rate_limits import at_rate_limit, enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
@@ -119,7 +120,7 @@ def preflight(
     call: CallContext,
     entry: CatalogEntry,
     arguments: dict,
-    audit: dict,
+    audit: AuditRecord,
     confirmation: Confirmation | None,
     *,
     count_call: bool = True,
@@ -132,21 +133,21 @@ def preflight(
     """
     problems = argument_problems(entry.validator, arguments)
     if problems:
-        audit["outcome"] = Outcome.INVALID_ARGUMENTS
+        audit.refused(Outcome.INVALID_ARGUMENTS)
         return invalid_arguments_result(problems)
     if confirmation is None and needs_confirmation(call.tenant, entry):
         if not call.can_confirm:
             confirmation = Confirmation(Verdict.NO_CAPABILITY)
         elif not (count_call and at_rate_limit(call.tenant, call.caller, entry)):
-            audit["outcome"] = None  # asked, not answered: the call that carries the verdict is audited
+            audit.unrecorded()  # asked, not answered: the call that carries the verdict is audited
             return confirmation_asked(entry, arguments)
     refused = enforce_rate_limit(call.tenant, call.caller, entry) if count_call else None
     if refused is not None:
-        audit["outcome"] = Outcome.RATE_LIMITED
+        audit.refused(Outcome.RATE_LIMITED)
         return refused
     refused = refusal(call.tenant, entry, confirmation)
     if refused is not None:
-        audit["outcome"] = Outcome.DECLINED
+        audit.refused(Outcome.DECLINED)
         return refused
     return None
 
@@ -155,7 +156,7 @@ def _call(
     call: CallContext,
     name: str,
     arguments: dict,
-    audit: dict,
+    audit: AuditRecord,
     confirmation: Confirmation | None,
     *,
     as_task: bool = False,
@@ -172,23 +173,23 @@ def _call(
         result = _call_builtin(call, entry, arguments, audit)
     else:
         result = _call_app_tool(call, entry, arguments, audit, as_task=as_task, answers=answers)
-    if audit["outcome"] == Outcome.OK and confirmed(entry, confirmation):
-        audit["outcome"] = Outcome.CONFIRMED
+    if audit.outcome == Outcome.OK and confirmed(entry, confirmation):
+        audit.ended(Outcome.CONFIRMED)
     return result
 
 
 def _call_builtin(
-    call: CallContext, entry: CatalogEntry, arguments: dict, audit: dict
+    call: CallContext, entry: CatalogEntry, arguments: dict, audit: AuditRecord
 ) -> types.CallToolResult:
     try:
         value = BUILTINS[entry.builtin](
             call.tenant, call.caller, arguments, version=call.protocol_version, ui_host=call.ui_host
         )
     except RuntimeDomainError as err:
-        audit["outcome"] = Outcome.TOOL_ERROR
+        audit.ended(Outcome.TOOL_ERROR)
         return error_result(err.message)
     mapped = json_result(value, budget=entry.output_budget(call.tenant))
-    audit["outcome"] = Outcome.TOOL_ERROR if mapped.is_error else Outcome.OK
+    audit.ended(Outcome.TOOL_ERROR if mapped.is_error else Outcome.OK)
     return mapped
 
 
@@ -196,43 +197,45 @@ def _call_app_tool(
     call: CallContext,
     entry: CatalogEntry,
     arguments: dict,
-    audit: dict,
+    audit: AuditRecord,
     *,
     as_task: bool = False,
     answers: dict[str, dict] | None = None,
 ) -> types.CallToolResult | Asked:
     tenant = call.tenant
-    audit["app_name"] = entry.app_name or ""
+    audit.app(entry.app_name or "")
     try:
         loaded = load_app(tenant, entry.app_name)
-        audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+        audit.ran(loaded.app.name, loaded.version.number)
         route = loaded.compiled.routes.by_key[entry.route_key]
         result = run_route(
-            loaded,
-            route,
-            call.caller,
-            body=arguments,
-            query={k: v for k, v in arguments.items() if isinstance(v, str | int | float | bool)},
-            params={p: str(arguments[p]) for p in route.params},
-            tool={"name": entry.wire_name, "arguments": arguments},
-            timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
-            events=call.events,
-            answers=answers,
-            can_ask=call.can_ask,
-            traceparent=call.traceparent,
+            RouteCall(
+                loaded,
+                route,
+                call.caller,
+                body=arguments,
+                query={k: v for k, v in arguments.items() if isinstance(v, str | int | float | bool)},
+                params={p: str(arguments[p]) for p in route.params},
+                tool={"name": entry.wire_name, "arguments": arguments},
+                timeout_cap_ms=settings.TASK_MAX_TIMEOUT_MS if as_task else None,
+                events=call.events,
+                answers=answers,
+                can_ask=call.can_ask,
+                traceparent=call.traceparent,
+            )
         )
     except RuntimeDomainError as err:
         # The catalog said yes but the runtime said no (a change raced this call).
-        audit["outcome"] = Outcome.DENIED
+        audit.refused(Outcome.DENIED)
         return error_result(err.message)
     if result.asks is not None and not result.failed:
         return _asked(result.asks, audit, task_without_answers=as_task and not call.can_ask)
     if result.failed:
-        audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
+        audit.failed(result.error_id)
     elif result.status >= 400:
-        audit["outcome"] = Outcome.TOOL_ERROR
+        audit.ended(Outcome.TOOL_ERROR)
     else:
-        audit["outcome"] = Outcome.OK
+        audit.ended(Outcome.OK)
     links = functools.partial(app_route_url, call.link_origin, tenant.slug, loaded.app.name)
     origin = ContentOrigin(loaded.app.name, lambda uri: resource_catalog(tenant).owner(uri))
     try:
@@ -240,17 +243,17 @@ def _call_app_tool(
     except UnicodeEncodeError:
         # The handler's JSON held a lone surrogate, which no UTF-8 answer can carry: the tool's
         # fault, said with a pointer; looked for only here, so a normal result costs no extra walk.
-        audit["outcome"] = Outcome.TOOL_ERROR
+        audit.ended(Outcome.TOOL_ERROR)
         problem = value_problem(result.body) or "/: is not valid Unicode text"
         return error_result(f"The tool returned a value the platform cannot send: {problem}.")
-    if mapped.is_error and audit["outcome"] == Outcome.OK:
-        audit["outcome"] = Outcome.TOOL_ERROR  # broke its own outputSchema or its output budget
+    if mapped.is_error and audit.outcome == Outcome.OK:
+        audit.ended(Outcome.TOOL_ERROR)  # broke its own outputSchema or its output budget
     return mapped
 
 
-def _asked(raw: object, audit: dict, *, task_without_answers: bool) -> types.CallToolResult | Asked:
+def _asked(raw: object, audit: AuditRecord, *, task_without_answers: bool) -> types.CallToolResult | Asked:
     """The handler's questions, checked, for the protocol layer (or a task's run) to put to the client."""
-    audit["outcome"] = Outcome.TOOL_ERROR
+    audit.ended(Outcome.TOOL_ERROR)
     # A handshake-era task (or one whose client answers nothing) has nobody to ask: tasks/update,
     # which carries the answers to a task, is the 2026-07-28 extension's.
     if task_without_answers:
@@ -259,5 +262,5 @@ def _asked(raw: object, audit: dict, *, task_without_answers: bool) -> types.Cal
         asked = checked_questions(raw)
     except AskRefused as err:
         return error_result(str(err))
-    audit["outcome"] = Outcome.INPUT_REQUIRED
+    audit.ended(Outcome.INPUT_REQUIRED)
     return asked

@@ -199,10 +199,10 @@ def get_prompt(
     arguments = arguments or {}
     with audited_call(call, name[:128], arguments, method="prompts/get") as audit:
         entry = resolve_prompt(call.tenant, call.caller, name)
-        audit["app_name"] = entry.app_name
+        audit.app(entry.app_name)
         problems = argument_problems(entry, arguments)
         if problems:
-            audit["outcome"] = Outcome.INVALID_ARGUMENTS
+            audit.refused(Outcome.INVALID_ARGUMENTS)
             raise InvalidPromptArguments(problems)
         request = ReadRequest(call, f"prompt:{name}", {}, audit)
         if "route" in entry.spec:
@@ -217,7 +217,7 @@ def _template_prompt(
     entry: PromptEntry, req: ReadRequest, arguments: dict[str, str]
 ) -> types.GetPromptResult:
     loaded = load_app(req.tenant, entry.app_name)
-    req.audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+    req.audit.ran(loaded.app.name, loaded.version.number)
     values = defaultdict(str, arguments)  # an optional argument not given reads as ""
     resources = {e.name: e for e in entry.embeds}
     messages = []
@@ -237,7 +237,7 @@ def _template_prompt(
                 type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime
             )
         messages.append(types.PromptMessage(role=message["role"], content=content))
-    req.audit["outcome"] = Outcome.OK
+    req.audit.ended(Outcome.OK)
     return types.GetPromptResult(description=entry.prompt.description, messages=messages)
 
 
@@ -263,7 +263,7 @@ def _route_prompt(
     try:
         return _route_messages(entry, req, body)
     except ContentRefused as err:
-        req.audit["outcome"] = Outcome.TOOL_ERROR
+        req.audit.ended(Outcome.TOOL_ERROR)
         message = f"The prompt's route returned messages the platform refuses: {err.where}: {err.problem}."
         raise RouteAnswerRefused(types.INTERNAL_ERROR, message) from err
 

@@ -28,7 +28,7 @@ import mcp.types as types
 from apps_runtime.auth_expr import AuthExpr, parse_auth
 from apps_runtime.bundles import bundle_dir
 from apps_runtime.deploy import active_manifests
-from apps_runtime.dispatch import LoadedApp, load_app, may_use_route, run_route
+from apps_runtime.dispatch import LoadedApp, RouteCall, load_app, may_use_route, run_route
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.manifest import defaults
 from apps_runtime.manifest.resources import mime_type, resource_path
@@ -40,6 +40,7 @@ from apps_runtime.screens import render as render_screen
 from apps_runtime.wire_names import tenant_wire_name
 from core.caches import BoundedCache
 from core.error_ids import error_id_note
+from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
@@ -65,7 +66,7 @@ class ReadRequest:
     call: CallContext
     uri: str
     values: dict[str, str]
-    audit: dict[str, Any]
+    audit: AuditRecord
 
     @property
     def tenant(self) -> Tenant:
@@ -183,14 +184,14 @@ def _text_or_blob(uri: str, mime: str, data: bytes) -> Contents:
 
 def _loaded(req: ReadRequest, entry: ResourceEntry) -> LoadedApp:
     loaded = load_app(req.tenant, entry.app_name)
-    req.audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+    req.audit.ran(loaded.app.name, loaded.version.number)
     return loaded
 
 
 def _read_file(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
     loaded = _loaded(req, entry)
     data = (bundle_dir(loaded.version) / entry.spec["file"]).read_bytes()
-    req.audit["outcome"] = Outcome.OK
+    req.audit.ended(Outcome.OK)
     return [_text_or_blob(req.uri, entry.mime_type, data)]
 
 
@@ -215,16 +216,19 @@ def run_read_route(
     """
     try:
         loaded = load_app(req.tenant, app_name)
-        req.audit.update(app_name=loaded.app.name, app_version=loaded.version.number)
+        req.audit.ran(loaded.app.name, loaded.version.number)
         route = loaded.compiled.routes.by_key[route_key]
         result = run_route(
-            loaded,
-            route,
-            req.caller,
-            query=query or {},
-            params=params or {},
-            answers=answers,
-            can_ask=can_ask,
+            RouteCall(
+                loaded,
+                route,
+                req.caller,
+                query=query or {},
+                params=params or {},
+                answers=answers,
+                can_ask=can_ask,
+                traceparent=req.call.traceparent,
+            )
         )
     except RuntimeDomainError as err:
         raise ResourceNotFound(req.uri) from err
@@ -232,21 +236,21 @@ def run_read_route(
         try:
             asked = checked_questions(result.asks)
         except AskRefused as err:
-            req.audit["outcome"] = Outcome.TOOL_ERROR
+            req.audit.ended(Outcome.TOOL_ERROR)
             raise RouteAnswerRefused(types.INTERNAL_ERROR, str(err)) from err
-        req.audit["outcome"] = Outcome.INPUT_REQUIRED
+        req.audit.ended(Outcome.INPUT_REQUIRED)
         raise HandlerAsked(asked)
     if result.failed:
-        req.audit.update(outcome=Outcome.HANDLER_FAILED, error_id=result.error_id)
+        req.audit.failed(result.error_id)
         raise RouteAnswerRefused(
             types.INTERNAL_ERROR, f"The app's handler failed {error_id_note(result.error_id)}"
         )
     if result.status in (401, 403) or (result.status == 404 and is_resource):
         raise ResourceNotFound(req.uri)
     if result.status >= 400:
-        req.audit["outcome"] = Outcome.TOOL_ERROR
+        req.audit.ended(Outcome.TOOL_ERROR)
         raise RouteAnswerRefused(types.INVALID_PARAMS, handler_message(result.body, result.status))
-    req.audit["outcome"] = Outcome.OK
+    req.audit.ended(Outcome.OK)
     return result.body
 
 
@@ -271,7 +275,7 @@ def _read_record(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
         record = get_record(scope, entry.spec["collection"], record_id)
     except RuntimeDomainError as err:  # not found, or not readable: alike
         raise ResourceNotFound(req.uri) from err
-    req.audit["outcome"] = Outcome.OK
+    req.audit.ended(Outcome.OK)
     return [
         types.TextResourceContents(
             uri=req.uri, mime_type=entry.mime_type, text=json.dumps(record, ensure_ascii=False)
@@ -327,7 +331,7 @@ def _read_screen(entry: ResourceEntry, req: ReadRequest) -> list[Contents]:
 
     rendered = render_screen(entry.spec["file"], read, f"{origin or ''}{SDK_PATH}", info)
     meta = {"ui": ui_meta(entry.spec, ui_csp(entry.spec, origin, rendered.uses_sdk))}
-    req.audit["outcome"] = Outcome.OK
+    req.audit.ended(Outcome.OK)
     return [
         types.TextResourceContents(uri=req.uri, mime_type=SCREEN_MIME_TYPE, text=rendered.html, _meta=meta)
     ]
@@ -498,6 +502,6 @@ def read_resource(call: CallContext, uri: str) -> types.ReadResourceResult:
     name = found[0].wire_name if found is not None else uri[:128]
     with audited_call(call, name, {"uri": uri}, method="resources/read") as audit:
         entry, values = _readable(call.tenant, call.caller, uri, found)
-        audit["app_name"] = entry.app_name
+        audit.app(entry.app_name)
         contents = entry.reader(entry, ReadRequest(call, uri, values, audit))
         return types.ReadResourceResult(contents=contents, ttl_ms=0, cache_scope="private")

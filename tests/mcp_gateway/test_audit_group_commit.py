@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.db import DatabaseError, connections
 
+from mcp_gateway.audit_log import GroupCommit, group_commit, record_call
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.audit import GroupCommit, group_commit, record_call
 from tenants.callers import Caller
 
 THREADS = 12
@@ -73,7 +73,7 @@ def test_a_refused_row_fails_its_own_call_only(acme):
             "arguments_sha256": "0" * 64,
         }
         try:
-            writer.write(connections["default"], values)
+            writer.write(connections["default"], ToolCallAudit(**values))
         except DatabaseError:
             failed.append(n)
 

@@ -12,8 +12,8 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from mcp_gateway.audit_log import AuditRecord, arguments_hash, record_call
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.audit import arguments_hash, record_call
 from tenants.callers import Caller
 from tenants.models import ApiToken
 from tests.mcp_gateway.conftest import mcp_client
@@ -159,3 +159,20 @@ def test_a_row_reads_back_as_written(acme, make_member):
     )
     assert row.arguments_sha256 == arguments_hash({"q": "é"})
     assert before <= row.created_at <= timezone.now()
+
+
+def test_an_audit_record_says_what_its_row_will_say():
+    record = AuditRecord()
+    assert (record.outcome, record.recorded) == ("platform_error", True)  # a call that raised half-way
+    record.ran("cases", 3)
+    record.failed("err_01")
+    assert (record.app_name, record.app_version, record.outcome, record.error_id) == (
+        "cases",
+        3,
+        "handler_failed",
+        "err_01",
+    )
+    record.refused(ToolCallAudit.Outcome.DECLINED)
+    assert record.outcome == "declined"
+    record.unrecorded()  # the call only asked for the user's yes
+    assert record.recorded is False
