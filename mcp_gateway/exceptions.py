@@ -1,16 +1,18 @@
-"""Errors of the gateway that become JSON-RPC errors rather than tool results."""
+"""Errors of the gateway that become JSON-RPC errors rather than tool results.
+
+Each says what went wrong; which JSON-RPC code it becomes is chosen in one place,
+``protocol.errors``, for every MCP method.
+"""
 
 from __future__ import annotations
 
-from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND
+from typing import Any
 
 from core.error_ids import error_id_note
 
 
 class Unavailable(Exception):
     """Something the caller may not use, or that does not exist: alike on the wire (JSON-RPC -32602)."""
-
-    code = INVALID_PARAMS
 
 
 # Said alike for a tool that does not exist and one this caller may not see (so it tells nothing of
@@ -31,8 +33,6 @@ class ToolUnavailable(Unavailable):
 
 class ResourceNotFound(Unavailable):
     """A URI that names no resource this caller may read (-32602; -32002 before 2026-07-28)."""
-
-    legacy_code = -32002  # the 2025-11-25 revision's "Resource not found"
 
     def __init__(self, uri: str, message: str | None = None):
         self.uri = uri
@@ -56,15 +56,16 @@ class InvalidPromptArguments(Unavailable):
 
 
 class RouteAnswerRefused(Exception):
-    """A route behind a resource, prompt or completion answered an error, or failed.
+    """A route behind a resource, prompt or completion answered an error, or failed."""
 
-    ``code`` is -32602 for the handler's own 4xx answer (its message is shown) and -32603 for a
-    failure, which shows only the error id.
-    """
 
-    def __init__(self, code: int, message: str):
-        self.code = code
-        super().__init__(message)
+class RouteRefused(RouteAnswerRefused):
+    """The handler's own error answer (4xx): its message is shown (JSON-RPC -32602)."""
+
+
+class RouteFailed(RouteAnswerRefused):
+    """The handler failed, or answered what the platform refuses: only the error id or the rule is
+    shown (JSON-RPC -32603)."""
 
 
 class InvalidCursor(Exception):
@@ -100,7 +101,38 @@ class TaskModeRefused(ToolUnavailable):
     ``required`` without task augmentation, or task augmentation of a tool without ``task``.
     """
 
-    code = METHOD_NOT_FOUND
+
+class NotAuthenticated(Exception):
+    """A request that reached a handler without an authenticated caller (JSON-RPC -32600); only
+    reachable if the server were mounted without the auth layer."""
+
+    def __init__(self) -> None:
+        super().__init__("Not authenticated")
+
+
+class RequestRefused(Exception):
+    """A well-formed request the gateway cannot serve as asked (JSON-RPC -32600): the message says why."""
+
+
+class MethodNotInThisEra(Exception):
+    """A method the request's protocol revision does not have (JSON-RPC -32601, ``data``: the method)."""
+
+    def __init__(self, method: str):
+        self.method = method
+        super().__init__("Method not found")
+
+
+class HeaderMismatch(Exception):
+    """A 2026-07-28 request whose ``Mcp-*`` header says otherwise than its params (JSON-RPC -32020)."""
+
+
+class MissingClientCapability(Exception):
+    """The request's client capabilities lack one the answer needs (JSON-RPC -32021); ``required``:
+    the SDK's ``ClientCapabilities`` of what is missing."""
+
+    def __init__(self, message: str, required: Any):
+        self.required = required
+        super().__init__(message)
 
 
 class TaskNotFound(Exception):

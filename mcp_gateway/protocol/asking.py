@@ -49,14 +49,17 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_gateway.audit_log import arguments_hash, record_call
+from mcp_gateway.exceptions import MissingClientCapability, NotAuthenticated, RequestRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import authenticated
+from mcp_gateway.protocol.errors import refusal
 from mcp_gateway.protocol.log_levels import session_id
 from mcp_gateway.tools import prompts
 from mcp_gateway.tools.asks import (
     MAX_ANSWERS_BYTES,
     MAX_ROUNDS,
+    AnswersRefused,
     Asked,
     answer_json,
     checked_answers,
@@ -127,7 +130,7 @@ def _prompt(
 
 
 def _refused_prompt(reason: str) -> types.GetPromptResult:
-    raise MCPError(types.INVALID_REQUEST, f"The prompt cannot be made: {reason}.")
+    raise RequestRefused(f"The prompt cannot be made: {reason}.")
 
 
 # --- 2026-07-28: an input-required result, and the retry that carries the answers ---
@@ -153,9 +156,7 @@ async def _modern_round(call: CallContext, params: Params, run: Run, refuse: Cal
         return refuse(f"The handler asked more than {MAX_ROUNDS} rounds of questions; nothing more ran.")
     kept = {key: answer for key, answer in answers.items() if key not in outcome.requests}
     if _size(kept) > MAX_ANSWERS_BYTES:
-        raise MCPError(
-            types.INVALID_PARAMS, f"inputResponses: over {MAX_ANSWERS_BYTES:,} bytes in all rounds"
-        )
+        raise AnswersRefused(f"inputResponses: over {MAX_ANSWERS_BYTES:,} bytes in all rounds")
     accepted = confirmation is not None and confirmation.accepted
     state = _state(call, params, kept, rounds=rounds + 1, confirmed=accepted)
     return types.InputRequiredResult(input_requests=outcome.requests, request_state=state)
@@ -222,12 +223,10 @@ def _refuse_missing(asked: Asked, call: CallContext) -> None:
     missing = missing_capabilities(asked, call.can_ask)
     if missing is None:
         return
-    data = types.MissingRequiredClientCapabilityErrorData(required_capabilities=missing)
     names = ", ".join(sorted(asked.capabilities_needed() - set(call.can_ask)))
-    raise MCPError(
-        types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+    raise MissingClientCapability(
         f"The tool asks its caller through {names}, which this request's client capabilities do not declare.",
-        data.model_dump(by_alias=True, mode="json", exclude_none=True),
+        missing,
     )
 
 
@@ -372,7 +371,7 @@ def _answerer(caller: Caller) -> str:
 def _bound_principal(ctx: ServerRequestContext) -> str | None:
     gw = authenticated(ctx)
     if gw is None:
-        raise MCPError(types.INVALID_REQUEST, "Not authenticated")  # the boundary fails closed on this
+        raise refusal(NotAuthenticated())  # the boundary fails closed on this
     return _answerer(gw.caller)
 
 

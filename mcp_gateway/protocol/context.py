@@ -20,11 +20,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-import mcp.types as types
 from mcp.server import ServerRequestContext
-from mcp.shared.exceptions import MCPError
 
 from core.origin import scope_origin
+from mcp_gateway.exceptions import NotAuthenticated
+from mcp_gateway.protocol.errors import refusal
 from mcp_gateway.protocol.log_levels import session_id
 from mcp_gateway.tools.asks import kinds_declared
 from mcp_gateway.tools.call_context import CallContext
@@ -88,7 +88,7 @@ def gateway_request(ctx: ServerRequestContext) -> GatewayRequest:
     """The authenticated request an MCP handler serves (``authenticated``), or -32600."""
     found = authenticated(ctx)
     if found is None:  # only reachable if the server were mounted without the auth layer
-        raise MCPError(types.INVALID_REQUEST, "Not authenticated")
+        raise refusal(NotAuthenticated())  # mapped here: middlewares call this outside a handler's guard
     return found
 
 

@@ -20,11 +20,18 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from core.error_ids import new_error_id
 from mcp_gateway.exceptions import (
+    HeaderMismatch,
     InternalError,
     InvalidCursor,
+    MethodNotInThisEra,
+    MissingClientCapability,
+    NotAuthenticated,
+    RequestRefused,
     ResourceNotFound,
-    RouteAnswerRefused,
+    RouteFailed,
+    RouteRefused,
     TaskFinished,
+    TaskModeRefused,
     TaskNotFound,
     Unavailable,
 )
@@ -34,9 +41,21 @@ logger = logging.getLogger("mcp_gateway.protocol")
 
 Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
 
-# Refusals of the request itself: the caller named something that is not there (or not theirs), or
-# sent answers to questions it was not asked.
-_INVALID_PARAMS = (InvalidCursor, TaskNotFound, TaskFinished, AnswersRefused)
+RESOURCE_NOT_FOUND_LEGACY = -32002  # the 2025-11-25 revision's "Resource not found"
+
+# Each gateway error's code, the first match winning (a subclass before its base). The refusals
+# of the request itself (-32602): the caller named something that is not there (or not theirs),
+# or sent answers to questions it was not asked.
+_CODES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], int], ...] = (
+    (TaskModeRefused, types.METHOD_NOT_FOUND),  # as the spec asks of a task tool called wrongly
+    (
+        (Unavailable, RouteRefused, InvalidCursor, TaskNotFound, TaskFinished, AnswersRefused),
+        types.INVALID_PARAMS,
+    ),
+    ((RouteFailed, InternalError), types.INTERNAL_ERROR),  # InternalError: logged where it was caught
+    ((NotAuthenticated, RequestRefused), types.INVALID_REQUEST),
+    (HeaderMismatch, types.HEADER_MISMATCH),
+)
 
 
 def jsonrpc_error(ctx: ServerRequestContext, err: Exception) -> MCPError | None:
@@ -46,14 +65,41 @@ def jsonrpc_error(ctx: ServerRequestContext, err: Exception) -> MCPError | None:
     if isinstance(err, ResourceNotFound):
         # The spec's resource-not-found error: -32602 from 2026-07-28 on, -32002 before.
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        return MCPError(err.code if modern else err.legacy_code, str(err), {"uri": err.uri[:300]})
-    if isinstance(err, Unavailable | RouteAnswerRefused):
-        return MCPError(err.code, str(err))
-    if isinstance(err, _INVALID_PARAMS):
-        return MCPError(types.INVALID_PARAMS, str(err))
-    if isinstance(err, InternalError):  # already logged under its id where it was caught
-        return MCPError(types.INTERNAL_ERROR, str(err))
+        code = types.INVALID_PARAMS if modern else RESOURCE_NOT_FOUND_LEGACY
+        return MCPError(code, str(err), {"uri": err.uri[:300]})
+    return rpc_error(err)
+
+
+def rpc_error(err: Exception) -> MCPError | None:
+    """``jsonrpc_error`` for the errors whose code is the same in every protocol era (all but
+    ``ResourceNotFound``); None for an exception the gateway did not expect."""
+    if isinstance(err, MCPError):
+        return err
+    if isinstance(err, MethodNotInThisEra):
+        return MCPError(types.METHOD_NOT_FOUND, str(err), err.method)
+    if isinstance(err, MissingClientCapability):
+        data = types.MissingRequiredClientCapabilityErrorData(required_capabilities=err.required)
+        return MCPError(
+            types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            str(err),
+            data.model_dump(by_alias=True, mode="json", exclude_none=True),
+        )
+    for kinds, code in _CODES:
+        if isinstance(err, kinds):
+            return MCPError(code, str(err))
     return None
+
+
+def refusal(err: Exception) -> MCPError:
+    """``rpc_error`` of an error raised where no handler's guard maps it (a middleware, an SDK hook).
+
+    Raises:
+        TypeError: ``err`` is not a gateway error with a code (a bug: every such error has one).
+    """
+    mapped = rpc_error(err)
+    if mapped is None:
+        raise TypeError(f"{type(err).__name__} has no JSON-RPC code in protocol.errors") from err
+    return mapped
 
 
 def jsonrpc_errors(handler: Handler) -> Handler:

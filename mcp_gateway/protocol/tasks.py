@@ -25,17 +25,17 @@ import mcp.types as types
 from django.conf import settings
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
-from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_gateway.exceptions import HeaderMismatch, MethodNotInThisEra, MissingClientCapability, RequestRefused
 from mcp_gateway.mcp_tasks import calls as task_calls
 from mcp_gateway.mcp_tasks import extension as task_extension
 from mcp_gateway.mcp_tasks.extension import EXTENSION
 from mcp_gateway.protocol.asking import answered
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import call_context, gateway_request
-from mcp_gateway.protocol.errors import jsonrpc_error
+from mcp_gateway.protocol.errors import jsonrpc_error, refusal
 from mcp_gateway.protocol.list_pages import sdk_would_serve
 from mcp_gateway.tools.confirmation import Confirmation
 from mcp_gateway.tools.modes import REQUIRED
@@ -67,14 +67,10 @@ def declares_extension(ctx: ServerRequestContext) -> bool:
     return declared is not None and EXTENSION in (declared.extensions or {})
 
 
-def _extension_required(what: str) -> MCPError:
-    data = types.MissingRequiredClientCapabilityErrorData(
-        required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}})
-    )
-    return MCPError(
-        types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+def _extension_required(what: str) -> MissingClientCapability:
+    return MissingClientCapability(
         f"{what} needs the {EXTENSION} extension, which this request's client capabilities do not declare",
-        data.model_dump(by_alias=True, mode="json", exclude_none=True),
+        types.ClientCapabilities(extensions={EXTENSION: {}}),
     )
 
 
@@ -83,8 +79,8 @@ def _require_extension(ctx: ServerRequestContext) -> None:
         raise _extension_required(ctx.method)
 
 
-def _not_in_this_era(ctx: ServerRequestContext) -> MCPError:
-    return MCPError(types.METHOD_NOT_FOUND, "Method not found", ctx.method)
+def _not_in_this_era(ctx: ServerRequestContext) -> MethodNotInThisEra:
+    return MethodNotInThisEra(ctx.method)
 
 
 class TaskNameHeader:
@@ -101,7 +97,7 @@ class TaskNameHeader:
             task_id = ctx.params.get("taskId") if isinstance(ctx.params, dict) else None
             if header is not None and header != task_id:
                 message = f"{MCP_NAME_HEADER} header does not match params.taskId"
-                raise MCPError(types.HEADER_MISMATCH, message)
+                raise refusal(HeaderMismatch(message))  # a middleware: outside any handler's guard
         return await call_next(ctx)
 
 
@@ -204,10 +200,9 @@ async def _result(ctx: ServerRequestContext, params: types.GetTaskPayloadRequest
         if payload is not None:
             return payload
         if waited >= limit:
-            raise MCPError(
-                types.INVALID_REQUEST,
+            raise RequestRefused(
                 f"Task {params.task_id} is still working after {limit:g} s: poll tasks/get, and call "
-                "tasks/result again once it has ended",
+                "tasks/result again once it has ended"
             )
         await anyio.sleep(RESULT_POLL_SECONDS)
         waited += RESULT_POLL_SECONDS

@@ -35,6 +35,7 @@ from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
 from apps_runtime.screen_documents import SANDBOX_FLAGS, ScreenGrant, document_origin, document_path
 from core.problems import error_response
 from mcp_gateway.exceptions import InternalError, Unavailable
+from mcp_gateway.protocol.errors import rpc_error
 from mcp_gateway.screen_host.calls import Question, call_from_screen
 from mcp_gateway.tools.resources import app_tool_names
 from tenants.callers import Caller, anonymous_caller, caller_for
@@ -45,7 +46,6 @@ from tenants.scoping import access_tenant
 HERE = Path(__file__).parent
 SCRIPT = (HERE / "host.js").read_text()
 STYLE = (HERE / "host.css").read_text()
-INTERNAL_ERROR = -32603
 
 
 def _digest(text: str) -> str:
@@ -165,10 +165,9 @@ def tools_call(request: HttpRequest, tenant_slug: str, app_name: str, screen_nam
         return error_response(err)
     try:
         outcome = call_from_screen(tenant, caller, app_name, name, arguments, confirmed)
-    except Unavailable as err:
-        return JsonResponse({"error": {"code": err.code, "message": str(err)}})
-    except InternalError as err:
-        return JsonResponse({"error": {"code": INTERNAL_ERROR, "message": str(err)}})
+    except (Unavailable, InternalError) as err:
+        mapped = rpc_error(err)  # the MCP endpoint's code for it (protocol.errors chooses)
+        return JsonResponse({"error": {"code": mapped.error.code, "message": mapped.error.message}})
     if isinstance(outcome, Question):
         return JsonResponse({"confirm": {"message": outcome.message}})
     return JsonResponse({"result": outcome.model_dump(mode="json", by_alias=True, exclude_none=True)})

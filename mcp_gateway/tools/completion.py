@@ -17,7 +17,7 @@ import mcp.types as types
 from apps_runtime.dispatch import load_app
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.records import RecordsScope, record_ids
-from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused, Unavailable
+from mcp_gateway.exceptions import ResourceNotFound, RouteRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.call_context import CallContext
@@ -57,9 +57,7 @@ def _from_route(
     query = {**given, "argument": name, "value": value}
     try:
         body = run_read_route(req, app_name, route, query=query, is_resource=False)
-    except RouteAnswerRefused as err:
-        if err.code != types.INVALID_PARAMS:
-            raise
+    except RouteRefused:
         return types.Completion(values=[])  # the route refused this caller or prefix: nothing to offer
     values = body.get("values") if isinstance(body, dict) else body
     return _completion(values if isinstance(values, list) else [])

@@ -26,7 +26,7 @@ from apps_runtime.dispatch import load_app, may_use_route
 from apps_runtime.manifest import defaults
 from apps_runtime.manifest.schema import PROMPT_ROLES
 from core.caches import BoundedCache
-from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, RouteAnswerRefused
+from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, RouteFailed
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import Asked, HandlerAsked
 from mcp_gateway.tools.audit import audited_call
@@ -265,7 +265,7 @@ def _route_prompt(
     except ContentRefused as err:
         req.audit.ended(Outcome.TOOL_ERROR)
         message = f"The prompt's route returned messages the platform refuses: {err.where}: {err.problem}."
-        raise RouteAnswerRefused(types.INTERNAL_ERROR, message) from err
+        raise RouteFailed(message) from err
 
 
 def _route_messages(entry: PromptEntry, req: ReadRequest, body: Any) -> types.GetPromptResult:

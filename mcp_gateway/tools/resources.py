@@ -41,7 +41,7 @@ from apps_runtime.wire_names import tenant_wire_name
 from core.caches import BoundedCache
 from core.error_ids import error_id_note
 from mcp_gateway.audit_log import AuditRecord
-from mcp_gateway.exceptions import ResourceNotFound, RouteAnswerRefused
+from mcp_gateway.exceptions import ResourceNotFound, RouteFailed, RouteRefused
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
 from mcp_gateway.tools.audit import audited_call
@@ -237,19 +237,17 @@ def run_read_route(
             asked = checked_questions(result.asks)
         except AskRefused as err:
             req.audit.ended(Outcome.TOOL_ERROR)
-            raise RouteAnswerRefused(types.INTERNAL_ERROR, str(err)) from err
+            raise RouteFailed(str(err)) from err
         req.audit.ended(Outcome.INPUT_REQUIRED)
         raise HandlerAsked(asked)
     if result.failed:
         req.audit.failed(result.error_id)
-        raise RouteAnswerRefused(
-            types.INTERNAL_ERROR, f"The app's handler failed {error_id_note(result.error_id)}"
-        )
+        raise RouteFailed(f"The app's handler failed {error_id_note(result.error_id)}")
     if result.status in (401, 403) or (result.status == 404 and is_resource):
         raise ResourceNotFound(req.uri)
     if result.status >= 400:
         req.audit.ended(Outcome.TOOL_ERROR)
-        raise RouteAnswerRefused(types.INVALID_PARAMS, handler_message(result.body, result.status))
+        raise RouteRefused(handler_message(result.body, result.status))
     req.audit.ended(Outcome.OK)
     return result.body
 

@@ -8,13 +8,28 @@ from types import SimpleNamespace
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp.types import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ClientCapabilities,
+    RootsCapability,
+)
 
 from mcp_gateway.exceptions import (
+    HeaderMismatch,
     InternalError,
     InvalidCursor,
+    MethodNotInThisEra,
+    MissingClientCapability,
+    NotAuthenticated,
+    RequestRefused,
     ResourceNotFound,
-    RouteAnswerRefused,
+    RouteFailed,
+    RouteRefused,
     TaskFinished,
     TaskModeRefused,
     TaskNotFound,
@@ -35,7 +50,12 @@ LEGACY = SimpleNamespace(protocol_version="2025-11-25", method="tools/call")
         (InvalidCursor(), INVALID_PARAMS),
         (TaskNotFound("t1"), INVALID_PARAMS),
         (TaskFinished("t1", "completed"), INVALID_PARAMS),
-        (RouteAnswerRefused(INVALID_PARAMS, "no such case"), INVALID_PARAMS),
+        (RouteRefused("no such case"), INVALID_PARAMS),
+        (RouteFailed("The app's handler failed (error id err_01)"), INTERNAL_ERROR),
+        (NotAuthenticated(), INVALID_REQUEST),
+        (RequestRefused("The prompt cannot be made: it asks."), INVALID_REQUEST),
+        (HeaderMismatch("Mcp-Name header does not match params.taskId"), HEADER_MISMATCH),
+        (MethodNotInThisEra("tasks/list"), METHOD_NOT_FOUND),
         (InternalError("err_01"), INTERNAL_ERROR),
         (AnswersRefused("inputResponses: an answer to no question"), INVALID_PARAMS),
     ],
@@ -44,6 +64,15 @@ def test_each_gateway_error_has_one_code_on_either_era(err, code):
     for ctx in (MODERN, LEGACY):
         mapped = jsonrpc_error(ctx, err)
         assert (mapped.error.code, mapped.error.message) == (code, str(err))
+
+
+def test_a_missing_client_capability_names_what_is_missing():
+    err = MissingClientCapability("needs roots", ClientCapabilities(roots=RootsCapability()))
+    mapped = jsonrpc_error(MODERN, err)
+    assert (mapped.error.code, mapped.error.data) == (
+        MISSING_REQUIRED_CLIENT_CAPABILITY,
+        {"requiredCapabilities": {"roots": {}}},
+    )
 
 
 def test_resource_not_found_takes_the_code_of_the_callers_era():
