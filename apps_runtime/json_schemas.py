@@ -39,11 +39,12 @@ import re2
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
-from jsonschema import FormatChecker, _keywords, _legacy_keywords, _utils, validators
+from jsonschema import FormatChecker, validators
 from jsonschema.exceptions import UnknownType, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
+from apps_runtime.jsonschema_seams import PATTERN_MODULES
 from core.error_ids import error_id_note, new_error_id
 
 logger = logging.getLogger(__name__)
@@ -172,7 +173,7 @@ def _safe_dialect(cls: type[Validator], copies: dict[Any, types.FunctionType]) -
 
 
 def _safe_dialects() -> dict[type[Validator], type[Validator]]:
-    copies = _on_re2(_utils, _keywords, _legacy_keywords)
+    copies = _on_re2(*PATTERN_MODULES)
     return {cls: _safe_dialect(cls, copies) for cls in DIALECTS}
 
 

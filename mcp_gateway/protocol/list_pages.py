@@ -11,7 +11,6 @@ the catalog, and goes when the tenant's state moves on.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from django.conf import settings
 from mcp.server import ServerRequestContext
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 
 from mcp_gateway.protocol.context import GatewayRequest, gateway_request
 from mcp_gateway.protocol.notifications import Notifier
+from mcp_gateway.sdk_seams import initialize_accepted
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, view_key
 from mcp_gateway.tools.client_features import shows_ui
 
@@ -83,8 +83,7 @@ def sdk_would_serve(ctx: ServerRequestContext, method: str) -> bool:
 def _handshake_done(ctx: ServerRequestContext) -> bool:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return True  # no handshake: every request carries its own envelope
-    connection: Any = getattr(ctx.session, "_connection", None)  # the SDK keeps no public handle
-    return bool(connection is not None and connection.initialize_accepted)
+    return initialize_accepted(ctx.session)
 
 
 def _keep(catalog: TenantCatalog, key: tuple, page: dict) -> None:

@@ -50,6 +50,7 @@ from mcp_gateway.protocol.listen_streams import (
     live_credentials,
     stream_limits,
 )
+from mcp_gateway.sdk_seams import session_connection
 from mcp_gateway.tools.catalog import listed_tools
 from mcp_gateway.tools.prompts import visible_prompts
 from mcp_gateway.tools.resources import change_markers, resource_entry, visible_resources
@@ -214,7 +215,7 @@ class Notifier:
     def _watch_of(self, ctx: ServerRequestContext, gw: GatewayRequest) -> tuple[Any, _Watch] | None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None
-        connection = getattr(ctx.session, "_connection", None)  # the SDK keeps no public handle
+        connection = session_connection(ctx.session)
         if connection is None:
             return None
         watch = self._watches.get(connection)
@@ -243,7 +244,7 @@ class Notifier:
             found[1].subscribed.add(uri)
 
     def unsubscribe(self, ctx: ServerRequestContext, uri: str) -> None:
-        watch = self._watches.get(getattr(ctx.session, "_connection", None))
+        watch = self._watches.get(session_connection(ctx.session))
         if watch is not None:
             watch.subscribed.discard(uri)
 

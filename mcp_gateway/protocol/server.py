@@ -9,7 +9,6 @@ from typing import Any
 import mcp.types as types
 from django.conf import settings
 from mcp.server import Server, ServerRequestContext
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.lowlevel.server import NotificationOptions
 
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
@@ -24,6 +23,7 @@ from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
 from mcp_gateway.protocol.progress_relay import relayed
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
+from mcp_gateway.sdk_seams import OpenTelemetryMiddleware
 from mcp_gateway.tools import calls as tool_calls
 from mcp_gateway.tools import completion, prompts, resources
 from mcp_gateway.tools.catalog import cached_catalog

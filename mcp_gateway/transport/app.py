@@ -34,6 +34,7 @@ from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.protocol.server import build_server
 from mcp_gateway.protocol.stream_choice import warm_catalog
+from mcp_gateway.sdk_seams import session_transports
 from mcp_gateway.transport.auth import RequireCaller, authenticate
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from mcp_gateway.transport.metadata import serve_metadata
@@ -182,7 +183,7 @@ class Gateway:
 
     def open_sessions(self) -> int:
         """Sessions this process holds open (a reading for the metrics)."""
-        return len(self.sessions._server_instances)
+        return len(session_transports(self.sessions))
 
     # The ledger's ``SessionProbe``. The SDK has no public hook for a session's end (client DELETE,
     # idle timeout, crash); it drops the session from this table the moment it ends, so the ledger
@@ -190,17 +191,17 @@ class Gateway:
     # deadline while a request (or a GET stream) is in flight, else the moment it will be reaped.
 
     def is_open(self, session_id: str) -> bool:
-        return session_id in self.sessions._server_instances
+        return session_id in session_transports(self.sessions)
 
     def idle_until(self, session_id: str) -> float | None:
-        transport = self.sessions._server_instances.get(session_id)
+        transport = session_transports(self.sessions).get(session_id)
         scope = transport.idle_scope if transport is not None else None
         if scope is None or scope.cancel_called or not math.isfinite(scope.deadline):
             return None
         return scope.deadline
 
     def end(self, session_id: str) -> None:
-        transport = self.sessions._server_instances.get(session_id)
+        transport = session_transports(self.sessions).get(session_id)
         if transport is not None and transport.idle_scope is not None:
             logger.info("session %s ended to make room for a new one of its owner", session_id[:12])
             # What the idle timeout does: the session's loop ends and the SDK discards it; a

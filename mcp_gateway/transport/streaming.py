@@ -31,6 +31,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcp_gateway.protocol.context import scope_caller, streamed_var
 from mcp_gateway.protocol.stream_choice import progress_token, wants_stream
+from mcp_gateway.sdk_seams import sender_context
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 
 logger = logging.getLogger("mcp_gateway.transport.streaming")
@@ -65,7 +66,7 @@ class StreamChoosingTransport(StreamableHTTPServerTransport):
     def is_json_response_enabled(self) -> bool:
         choice = streamed_var.get()
         if choice is None:  # the message router: the message's sender decides
-            sender = self._write_stream_reader.last_context if self._write_stream_reader is not None else None
+            sender = sender_context(self)
             choice = sender.get(streamed_var, None) if sender is not None else None
         return self.json_default and not choice
 
