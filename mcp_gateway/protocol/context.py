@@ -26,10 +26,7 @@ from core.origin import scope_origin
 from mcp_gateway.exceptions import NotAuthenticated
 from mcp_gateway.protocol.errors import refusal
 from mcp_gateway.protocol.log_levels import session_id
-from mcp_gateway.tools.asks import kinds_declared
 from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.client_features import shows_ui
-from mcp_gateway.tools.tracing import traceparent_of
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -100,18 +97,14 @@ def call_context(ctx: ServerRequestContext, *, events: Any = None) -> CallContex
     """
     gw = gateway_request(ctx)
     session = getattr(ctx, "session", None)
-    declared = session.client_capabilities if session is not None else None
     request = ctx.request
-    kinds = kinds_declared(declared)
-    return CallContext(
-        tenant=gw.tenant,
-        caller=gw.caller,
-        origin=(scope_origin(request.scope) or "") if request is not None else "",
+    return CallContext.for_request(
+        gw.tenant,
+        gw.caller,
+        origin=scope_origin(request.scope) if request is not None else None,
         protocol_version=ctx.protocol_version,
-        ui_host=shows_ui(declared),
-        can_ask=kinds,
-        can_confirm="elicitation" in kinds,  # a form, as the handler's elicitation questions
-        traceparent=traceparent_of(ctx.params),
+        capabilities=session.client_capabilities if session is not None else None,
+        params=ctx.params,
         events=events,
         session_id=session_id(ctx),
     )

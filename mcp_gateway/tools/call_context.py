@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from mcp.types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.call_events import CallEvents
+from mcp_gateway.tools.asks import kinds_declared
+from mcp_gateway.tools.client_features import shows_ui
+from mcp_gateway.tools.tracing import traceparent_of
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -42,6 +46,35 @@ class CallContext:
     traceparent: str | None = None
     events: CallEvents | None = None
     session_id: str | None = None
+
+    @classmethod
+    def for_request(
+        cls,
+        tenant: Tenant,
+        caller: Caller,
+        *,
+        origin: str | None,
+        protocol_version: str,
+        capabilities: Any,
+        params: Any,
+        events: CallEvents | None = None,
+        session_id: str | None = None,
+    ) -> CallContext:
+        """The context of an MCP request: what its client declared (``capabilities``, the SDK's
+        model or None) and its raw ``params`` (their ``_meta.traceparent``) read once, here."""
+        kinds = kinds_declared(capabilities)
+        return cls(
+            tenant,
+            caller,
+            origin=origin or "",
+            protocol_version=protocol_version,
+            ui_host=shows_ui(capabilities),
+            can_ask=kinds,
+            can_confirm="elicitation" in kinds,  # a form, as a handler's elicitation questions
+            traceparent=traceparent_of(params),
+            events=events,
+            session_id=session_id,
+        )
 
     @property
     def modern(self) -> bool:
