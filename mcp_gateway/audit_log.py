@@ -227,7 +227,12 @@ def _commit(connection: BaseDatabaseWrapper, batch: list[_Queued]) -> None:
 
 
 def _insert(connection: BaseDatabaseWrapper, rows: list[ToolCallAudit]) -> None:
-    """One multi-row INSERT of ``rows`` (``bulk_create``: all or none)."""
+    """One multi-row INSERT of ``rows`` (``bulk_create``: all or none).
+
+    Its cost, measured on SQLite (issue 42, one row at a time on a loaded host): about 200 us of
+    CPU a row, against 120 us for the model manager's ``_insert`` and 80 us for the hand-built
+    INSERT this replaced; ``bulk_create`` adds an atomic block and reads back the new ids.
+    """
     ToolCallAudit.all_tenants.using(connection.alias).bulk_create(rows)
 
 
