@@ -144,12 +144,12 @@ class LocalApp:
         admin: bool = False,
     ) -> RouteAnswer:
         """Run the route whose key is ``route`` (``"GET /items/{item_id}"``) as ``user`` with ``roles``."""
-        from apps_runtime.dispatch import load_app, run_route
+        from apps_runtime.dispatch import RouteCall, load_app, run_route
 
         loaded = load_app(self.tenant, self.name)
         found = loaded.compiled.routes.by_key[route]
         caller = self.caller(user, roles, admin=admin)
-        result = run_route(loaded, found, caller, body=body, query=query, params=params)
+        result = run_route(RouteCall(loaded, found, caller, body=body, query=query, params=params))
         return RouteAnswer(result.status, result.body, result.logs, result.error_id)
 
     def records(self, collection: str) -> list[dict]:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from mcp_gateway.protocol.concurrency import charged_to
-from mcp_gateway.protocol.concurrency import in_thread as gateway_in_thread
+from mcp_gateway.protocol.concurrency import in_thread_for
 
 T = TypeVar("T")
 
@@ -24,7 +23,4 @@ async def in_thread(fn: Callable[..., T], *args: Any, tenant_id: int | None = No
     Raises:
         TenantBusy: the tenant's share is in use and its queue is full or too slow.
     """
-    if tenant_id is None:
-        return await gateway_in_thread(fn, *args)
-    with charged_to(tenant_id):
-        return await gateway_in_thread(fn, *args)
+    return await in_thread_for(tenant_id, fn, *args)

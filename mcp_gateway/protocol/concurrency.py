@@ -284,9 +284,18 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
         TenantBusy: the tenant's share is in use and it may not wait (see ``TenantShares.acquire``).
     """
     gw = served.get()
-    if gw is None:
+    return await in_thread_for(gw.tenant.pk if gw is not None else None, fn, *args)
+
+
+async def in_thread_for(tenant_id: int | None, fn: Callable[..., T], *args: Any) -> T:
+    """``in_thread`` charged to ``tenant_id`` explicitly (None: to nobody), for work that serves a
+    tenant outside a gateway request (the builder's endpoint).
+
+    Raises:
+        TenantBusy: the tenant's share is in use and it may not wait (see ``TenantShares.acquire``).
+    """
+    if tenant_id is None:
         return await _run(fn, *args)
-    tenant_id = gw.tenant.pk
     try:
         await shares.acquire(tenant_id, share_limits())
     except TenantBusy as busy:
