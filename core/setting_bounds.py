@@ -1,7 +1,8 @@
-"""The one rule for numeric platform settings; each app's ``checks.py`` applies it to the settings it reads.
+"""The one rule for numeric platform settings' bounds: what a value must be, and the system check of it.
 
-``settings.py`` already refuses a value that is not a number (ImproperlyConfigured at start-up); these
-checks catch numbers outside what the code can work with, and run with every management command.
+Each bound is declared with its setting (``core.env_settings``, in the ``conf.py`` of the app that
+reads it): a value from the environment outside it stops start-up; these checks catch values set
+otherwise (tests override settings) and run with every management command.
 """
 
 from __future__ import annotations
