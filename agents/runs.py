@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.db import transaction
 from django.utils import timezone
 from ulid import ULID
@@ -155,7 +156,7 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
         if step is None or locked.status != Status.AWAITING_APPROVAL:
             raise NoPendingApproval(locked.run_id, step_index)
         step.approval = Approval.APPROVED if approve else Approval.DENIED
-        step.decided_by = user
+        step.decided_by = cast(User, user)  # the platform's user model
         fields = ["approval", "decided_by"]
         if not approve:
             step.outcome = ToolCallAudit.Outcome.DECLINED

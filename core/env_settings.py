@@ -27,17 +27,21 @@ from core.setting_bounds import Bound, bound_errors
 
 T = TypeVar("T")
 
-# A default may follow settings read before it (of its group, or given to the group): a callable
-# gets their values by name.
-Default = T | Callable[[Mapping[str, Any]], T]
-
 
 class EnvSetting(Generic[T]):
     """One setting read from the environment variable of its name; blank or unset: its default."""
 
     what: ClassVar[str] = "a value"
 
-    def __init__(self, default: Default[T], *, low: float | None = None, high: float | None = None):
+    def __init__(
+        self,
+        default: T | Callable[[Mapping[str, Any]], T],
+        *,
+        low: float | None = None,
+        high: float | None = None,
+    ):
+        # A default may follow settings read before it (of its group, or given to the group): a
+        # callable gets their values by name.
         self.default = default
         self.bound = Bound(self.kind(), low, high) if low is not None else None
         self.name = ""

@@ -56,7 +56,8 @@ def error_response(exc: DomainError) -> JsonResponse:
     headers = {"Allow": ", ".join(allowed)} if allowed else None
     members = dict(exc.problem_members())
     detail = members.pop("detail", None) or str(exc)
-    return problem_response(problem(exc.status, exc.code, detail, **members), headers=headers)
+    status, code = exc.status, exc.code  # type: ignore[attr-defined]  # the domain errors' duck-typed pair
+    return problem_response(problem(status, code, detail, **members), headers=headers)
 
 
 def phrase(status: int) -> str:

@@ -28,8 +28,9 @@ class Bound:
         return f"{what} from {self.low} to {self.high}"
 
     def allows(self, value: object) -> bool:
-        kinds = (int, float) if self.kind is float else (int,)
-        if isinstance(value, bool) or not isinstance(value, kinds):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if self.kind is int and not isinstance(value, int):
             return False
         return self.low <= value and (self.high is None or value <= self.high)
 

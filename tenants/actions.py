@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Field
 from django.utils import timezone
 
 from tenants.authority import (
@@ -139,7 +140,7 @@ def add_member(
         require_may_grant_superuser(acting_user)
     roles = clean_roles(roles if roles is not None else [])
     user_model = get_user_model()
-    validators = user_model._meta.get_field(user_model.USERNAME_FIELD).validators
+    validators = cast(Field, user_model._meta.get_field(user_model.USERNAME_FIELD)).validators
     if not isinstance(username, str) or not username or any(not _valid(v, username) for v in validators):
         raise InvalidValue("username", username, "letters, digits and @/./+/-/_ only")
     with transaction.atomic():

@@ -111,7 +111,7 @@ def caller_for(
         user_id=user.pk,
         username=user.get_username(),
         is_member=membership is not None,
-        is_superuser=user.is_superuser,
+        is_superuser=bool(getattr(user, "is_superuser", False)),
         is_tenant_admin=found.is_admin,
         roles=frozenset(membership.roles if membership else ()),
         token_id=token.pk if token else None,
@@ -198,7 +198,7 @@ def caller_for_grant(
         InvalidToken: the user is inactive, or no longer a member of the tenant.
     """
     key = f"oauth-grant:{grant_id}"
-    identity = (user.pk, user.get_username(), user.is_superuser, user.is_active)
+    identity = (user.pk, user.get_username(), getattr(user, "is_superuser", False), user.is_active)
     stamp = (tenant.state_key, identity, client_id, read_only)
     caller = callers.get(key, stamp)
     if caller is None:

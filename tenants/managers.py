@@ -27,13 +27,15 @@ class TenantScopedQuerySet(models.QuerySet):
         super().__init__(*args, **kwargs)
         self._tenant_scoped = False
 
+    # _clone and _filter_or_exclude are QuerySet internals the stubs leave out: the one way to carry the
+    # scope flag through every chained call.
     def _clone(self) -> TenantScopedQuerySet:
-        clone = super()._clone()
+        clone = super()._clone()  # type: ignore[misc]
         clone._tenant_scoped = self._tenant_scoped
         return clone
 
     def _filter_or_exclude(self, negate: bool, args: Any, kwargs: Any) -> TenantScopedQuerySet:
-        clone = super()._filter_or_exclude(negate, args, kwargs)
+        clone = super()._filter_or_exclude(negate, args, kwargs)  # type: ignore[misc]
         if not negate and any(key in _TENANT_KEYS for key in kwargs):
             clone._tenant_scoped = True
         return clone
@@ -81,5 +83,5 @@ class TenantScopedQuerySet(models.QuerySet):
         return super().delete()
 
 
-class TenantScopedManager(models.Manager.from_queryset(TenantScopedQuerySet)):
+class TenantScopedManager(models.Manager.from_queryset(TenantScopedQuerySet)):  # type: ignore[misc]
     """Default manager of tenant-owned models: use ``for_tenant`` before anything else."""
