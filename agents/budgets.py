@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time
 from typing import cast
 
-from django.db.models import Sum
+from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from agents.exceptions import BudgetExhausted
@@ -21,7 +21,7 @@ def _day_start() -> datetime:
     return datetime.combine(timezone.now().date(), time.min, tzinfo=UTC)
 
 
-def _today(tenant: Tenant):
+def _today(tenant: Tenant) -> QuerySet[AgentRun]:
     return AgentRun.objects.for_tenant(tenant).filter(created_at__gte=_day_start())
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.checks import Error, register
 
@@ -11,7 +13,7 @@ from core.env_settings import group_errors
 
 
 @register()
-def check_agent_settings(app_configs, **kwargs) -> list[Error]:
+def check_agent_settings(app_configs: Any, **kwargs: Any) -> list[Error]:
     errors = group_errors(GROUPS, "agents.E001")
     providers = settings.AGENT_PROVIDERS
     if not isinstance(providers, dict):

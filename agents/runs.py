@@ -9,12 +9,13 @@ calls; approving one also takes the rule, asked again at the time of the approva
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from ulid import ULID
 
@@ -203,7 +204,7 @@ def catch_up(run: AgentRun) -> None:
 LOST_REASON = "The run was lost with the process running it (it stopped past its time limit)."
 
 
-def _fail_lost(runs, now) -> int:
+def _fail_lost(runs: QuerySet[AgentRun], now: datetime) -> int:
     return runs.filter(status=Status.RUNNING, deadline__lt=now).update(
         status=Status.FAILED, reason=LOST_REASON, finished_at=now, updated_at=now, deadline=None
     )

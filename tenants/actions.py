@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import cast
 
 from django.contrib.auth import get_user_model
@@ -33,7 +34,12 @@ MAX_ROLES = 100
 
 
 def _audit(
-    tenant: Tenant, acting_user: User | None, action: str, target: str = "", old=None, new=None
+    tenant: Tenant,
+    acting_user: User | None,
+    action: str,
+    target: str = "",
+    old: object = None,
+    new: object = None,
 ) -> None:
     TenantAuditLog.objects.create(
         tenant=tenant, acting_user=acting_user, action=action, target=target, old_value=old, new_value=new
@@ -201,7 +207,7 @@ def _change_membership(
     bump_state_version(tenant)
 
 
-def _valid(validator, value: str) -> bool:
+def _valid(validator: Callable[[str], object], value: str) -> bool:
     try:
         validator(value)
     except ValidationError:
@@ -266,7 +272,7 @@ def issue_token(
     return token, secret.token
 
 
-def _token_expiry(expires_days: int | None):
+def _token_expiry(expires_days: int | None) -> datetime | None:
     """When a token issued now for ``expires_days`` expires; None for never.
 
     Raises:

@@ -7,6 +7,7 @@ call, so an admin edit is validated, audited, bumps the tenant's state and has t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from django.contrib import admin, messages
@@ -64,7 +65,7 @@ class ReadOnlyAdmin(AllTenantsAdmin):
         return False
 
 
-def _setting_column(key: str):
+def _setting_column(key: str) -> Callable[[Tenant], Any]:
     @admin.display(description=setting_words(key), boolean=SETTINGS[key].is_switch)
     def column(obj: Tenant) -> SettingValue:
         return obj.setting(key)
@@ -72,7 +73,7 @@ def _setting_column(key: str):
     return column
 
 
-def _toggle_action(key: str, value: bool):
+def _toggle_action(key: str, value: bool) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet], None]:
     @admin.action(description=f"Switch {key} {'on' if value else 'off'}")
     def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
         for tenant in queryset:
@@ -257,15 +258,15 @@ class ApiTokenAdmin(AllTenantsAdmin):
 
     def get_form(
         self, request: HttpRequest, obj: ApiToken | None = None, change: bool = False, **kwargs: Any
-    ):
+    ) -> type[ModelForm]:
         if obj is None:
             kwargs["form"] = type("TokenAddForm", (TokenAddForm,), {"acting_user": operator(request)})
         return super().get_form(request, obj, change, **kwargs)
 
-    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None):
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ["tenant", "user", "name", "read_only", "expires_days"]
-        return ["tenant", "user", "name", "key_id", "read_only", "expires_at", "last_used_at", "revoked_at"]
+            return ("tenant", "user", "name", "read_only", "expires_days")
+        return ("tenant", "user", "name", "key_id", "read_only", "expires_at", "last_used_at", "revoked_at")
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
         token, raw = actions.issue_token(

@@ -8,6 +8,7 @@ maintenance) uses the explicit ``all_tenants`` manager.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
@@ -56,7 +57,7 @@ class TenantScopedQuerySet(models.QuerySet):
             self._require_scope()
         super()._fetch_all()
 
-    def iterator(self, *args: Any, **kwargs: Any):
+    def iterator(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
         self._require_scope()
         return super().iterator(*args, **kwargs)
 
