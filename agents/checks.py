@@ -9,7 +9,7 @@ from django.core.checks import Error, register
 
 from agents.conf import GROUPS
 from agents.providers import endpoint_problems
-from core.env_settings import group_errors
+from core.setting_bounds import group_errors
 
 
 @register()

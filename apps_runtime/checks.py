@@ -11,7 +11,7 @@ from django.core.checks import Error, register
 from apps_runtime.conf import GROUPS
 from apps_runtime.egress.addresses import parse_networks
 from apps_runtime.screen_documents import site_of
-from core.env_settings import group_errors
+from core.setting_bounds import group_errors
 
 PROVIDER_KEYS = ("authorize_url", "token_url", "client_id")
 

@@ -9,23 +9,44 @@ settings as class attributes named like the Django setting and its environment v
 ``lowcode_platform/settings.py`` reads each group from ``os.environ`` once, at start-up, and exposes
 its values as module-level settings. A value that does not parse or breaks its bounds stops start-up
 with ``ImproperlyConfigured`` naming the variable, the value and what it must be; the app's system
-check applies the same bounds to the settings as they are when checks run (tests override them).
-Zulip's split, in short: raw access here, declarations beside their readers, computed values in
-``settings.py``.
+check applies the same bounds to the settings as they are when checks run (tests override them), with
+``core.setting_bounds.group_errors``. Zulip's split, in short: raw access here, declarations beside
+their readers, computed values in ``settings.py``. Imports no more of Django than its exceptions: the
+settings module loads it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from core.setting_bounds import Bound, bound_errors
-
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A numeric setting's type and range (``high`` None: no upper bound)."""
+
+    kind: type
+    low: float
+    high: float | None = None
+
+    def describe(self) -> str:
+        what = "an integer" if self.kind is int else "a number"
+        if self.high is None:
+            return f"{what} of at least {self.low}"
+        return f"{what} from {self.low} to {self.high}"
+
+    def allows(self, value: object) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if self.kind is int and not isinstance(value, int):
+            return False
+        return self.low <= value and (self.high is None or value <= self.high)
 
 
 class EnvSetting(Generic[T]):
@@ -210,15 +231,3 @@ class SettingsGroup:
     @classmethod
     def bounds(cls) -> dict[str, Bound]:
         return {name: setting.bound for name, setting in cls.declared().items() if setting.bound is not None}
-
-
-def group_errors(groups: tuple[type[SettingsGroup], ...], check_id: str) -> list:
-    """The system check of ``groups``' bounds against the settings as they are now (tests override them).
-
-    A variable that only feeds a setting of another name (``DB_CONN_MAX_AGE``, in ``DATABASES``) is
-    checked at start-up alone.
-    """
-    bounds = {
-        name: bound for group in groups for name, bound in group.bounds().items() if hasattr(settings, name)
-    }
-    return bound_errors(bounds, check_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.checks import Error, register
 
-from core.env_settings import group_errors
+from core.setting_bounds import group_errors
 from lowcode_platform.conf import GROUPS
 
 

@@ -6,7 +6,7 @@ import redis
 from django.conf import settings
 from django.core.checks import Error, register
 
-from core.env_settings import group_errors
+from core.setting_bounds import group_errors
 from mcp_gateway.conf import GROUPS
 
 

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from core.env_settings import group_errors
+from core.setting_bounds import group_errors
 from oauth.conf import GROUPS
 
 # The checks that matter only where the platform faces clients: `check --deploy` and `serve` (which
