@@ -56,8 +56,7 @@ def error_response(exc: DomainError) -> JsonResponse:
     headers = {"Allow": ", ".join(allowed)} if allowed else None
     members = dict(exc.problem_members())
     detail = members.pop("detail", None) or str(exc)
-    status, code = exc.status, exc.code  # type: ignore[attr-defined]  # the domain errors' duck-typed pair
-    return problem_response(problem(status, code, detail, **members), headers=headers)
+    return problem_response(problem(exc.status, exc.code, detail, **members), headers=headers)
 
 
 def phrase(status: int) -> str:

@@ -266,5 +266,7 @@ def _caller_of_credential(tenant: Tenant, stored: Caller) -> Caller | None:
             client_id=stored.oauth_client_id or "",
             read_only=read_only,
         )
-    user = get_user_model().objects.filter(pk=stored.user_id, is_active=True).first()
-    return caller_for(tenant, user) if user is not None else None
+    if stored.user_id is None:
+        return None
+    person = get_user_model().objects.filter(pk=stored.user_id, is_active=True).first()
+    return caller_for(tenant, person) if person is not None else None
