@@ -1,4 +1,5 @@
-"""What the host shares with tenant handlers: data-call ops, notices, log levels, MIME types, asks, frames.
+"""What the host shares with tenant handlers: data-call ops, notices, log levels, MIME types, asks,
+outbound requests' refusals, frames.
 
 The handler's side defines them (``apps_runtime.sandbox.runtime``: the child's protocol and the SDK
 handlers import), since the child imports nothing of the host. Host code reads them here, the one
@@ -7,6 +8,9 @@ change to the child's modules shows up in one place.
 """
 
 from apps_runtime.sandbox.runtime.protocol import (
+    EGRESS_REFUSED,
+    EGRESS_RETRYABLE,
+    HTTP_REQUEST,
     JOBS_ENQUEUE,
     LOG,
     LOG_LEVELS,
@@ -36,7 +40,10 @@ from apps_runtime.sandbox.runtime.sdk import (
 __all__ = [
     "AUDIO_MIME_TYPES",
     "CAPABILITY_OF",
+    "EGRESS_REFUSED",
+    "EGRESS_RETRYABLE",
     "ELICIT",
+    "HTTP_REQUEST",
     "IMAGE_MIME_TYPES",
     "JOBS_ENQUEUE",
     "LOG",
