@@ -62,7 +62,7 @@ lint: install
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(VENV)/bin/deptry .
-	$(VENV)/bin/deptry . --exclude '\.venv|bench|examples|fixtures|var|tests/.*/apps/' --ignore DEP002,DEP004
+	$(VENV)/bin/deptry . --exclude '\.venv|bench|examples|fixtures|var|lcp/templates|tests/.*/apps/' --ignore DEP002,DEP004
 
 bench: install
 	$(PY) bench/run_all.py

@@ -47,7 +47,13 @@ def _audit(
 
 
 def record_audit(
-    tenant: Tenant, action: str, target: str = "", *, acting_user: User | None, old=None, new=None
+    tenant: Tenant,
+    action: str,
+    target: str = "",
+    *,
+    acting_user: User | None,
+    old: object = None,
+    new: object = None,
 ) -> None:
     """One line of the tenant's audit log, for a change made outside this module (deploys)."""
     _audit(tenant, acting_user, action, target, old=old, new=new)
