@@ -53,10 +53,16 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test: install system-deps
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
+# The type checker (mypy, configured in pyproject.toml; its Django plugin loads the settings) and the
+# dependency check: the platform's imports against its dependencies, then the tests' against those
+# and the dev extra (tenant bundles under tests/ import the handler SDK, which the sandbox provides).
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+	$(VENV)/bin/deptry .
+	$(VENV)/bin/deptry . --exclude '\.venv|bench|examples|fixtures|var|lcp/templates|tests/.*/apps/' --ignore DEP002,DEP004
 
 bench: install
 	$(PY) bench/run_all.py

@@ -113,7 +113,9 @@ def _selector_problems(tools: Any) -> list[tuple[str, str]]:
     ]
 
 
-def _audit(tenant: Tenant, acting_user: AbstractBaseUser | None, action: str, target: str, **values) -> None:
+def _audit(
+    tenant: Tenant, acting_user: AbstractBaseUser | None, action: str, target: str, **values: Any
+) -> None:
     TenantAuditLog.objects.create(
         tenant=tenant, acting_user=acting_user, action=action, target=target, **values
     )

@@ -198,6 +198,7 @@ async def drive(job: Slice) -> None:
                         continue
                     await sync_to_async(recorder.model_turn)(node.model_response, toolset.offered)
         result = agent_run.result
+        assert result is not None  # the loop ran to its end node, which sets it
         messages = ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode="json")
         if isinstance(result.output, DeferredToolRequests):
             status = Status.AWAITING_APPROVAL

@@ -9,11 +9,13 @@ calls; approving one also takes the rule, asked again at the time of the approva
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from ulid import ULID
 
@@ -155,7 +157,7 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
         if step is None or locked.status != Status.AWAITING_APPROVAL:
             raise NoPendingApproval(locked.run_id, step_index)
         step.approval = Approval.APPROVED if approve else Approval.DENIED
-        step.decided_by = user
+        step.decided_by = cast(User, user)  # the platform's user model
         fields = ["approval", "decided_by"]
         if not approve:
             step.outcome = ToolCallAudit.Outcome.DECLINED
@@ -202,7 +204,7 @@ def catch_up(run: AgentRun) -> None:
 LOST_REASON = "The run was lost with the process running it (it stopped past its time limit)."
 
 
-def _fail_lost(runs, now) -> int:
+def _fail_lost(runs: QuerySet[AgentRun], now: datetime) -> int:
     return runs.filter(status=Status.RUNNING, deadline__lt=now).update(
         status=Status.FAILED, reason=LOST_REASON, finished_at=now, updated_at=now, deadline=None
     )

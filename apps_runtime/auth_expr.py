@@ -37,12 +37,20 @@ class InvalidAuthExpression(ValueError):
 
 
 class CallerLike(Protocol):
-    """What ``AuthExpr.allows`` needs to know about a caller within one tenant."""
+    """What ``AuthExpr.allows`` needs to know about a caller within one tenant (read only: a frozen
+    ``tenants.callers.Caller`` is one)."""
 
-    is_authenticated: bool
-    is_member: bool
-    is_superuser: bool
-    roles: frozenset[str]
+    @property
+    def is_authenticated(self) -> bool: ...
+
+    @property
+    def is_member(self) -> bool: ...
+
+    @property
+    def is_superuser(self) -> bool: ...
+
+    @property
+    def roles(self) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)

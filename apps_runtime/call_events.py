@@ -13,9 +13,9 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from apps_runtime import handler_contract as protocol
 from apps_runtime.json_values import is_text
 from apps_runtime.sandbox import BrokerError
-from apps_runtime.sandbox.runtime import protocol
 
 
 class CallEvents(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps_runtime.sandbox.runtime.protocol import MAX_VALUE_DEPTH
+from apps_runtime.handler_contract import MAX_VALUE_DEPTH
 
 
 def _pointer(path: tuple) -> str:

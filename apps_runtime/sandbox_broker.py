@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
+from apps_runtime import handler_contract as protocol
 from apps_runtime import records
 from apps_runtime.call_events import CallEvents, notice_ops
 from apps_runtime.egress.client import EgressCall, Refused, send
@@ -16,7 +17,6 @@ from apps_runtime.jobs.exceptions import JobEnqueueLimit, JobRouteNotFound
 from apps_runtime.record_quota import RecordLimitExceeded
 from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
-from apps_runtime.sandbox.runtime import protocol
 from apps_runtime.storage_quota import StorageQuotaExceeded
 
 Broker = Callable[[str, dict], Any]

@@ -20,9 +20,9 @@ from apps_runtime.exceptions import (
     RuntimeDomainError,
     UnsupportedMediaType,
 )
+from apps_runtime.handler_contract import FrameRejected, decode_frame
 from apps_runtime.routes import CONFIRM_SETTING, Route, confirm_routes
 from apps_runtime.sandbox.exceptions import HANDLER_FAILURES
-from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
 from apps_runtime.screen_documents import GrantRefused, ScreenGrant, document_origin, platform_origin_of
 from apps_runtime.screens import SDK_PATH, SDK_VERSION, document_policy, render
 from core.challenges import bearer_challenge

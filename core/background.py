@@ -37,7 +37,7 @@ class Dispatcher:
     name: str  # the pool's thread names and the logs'
     task_name: str  # the Celery task that takes one id
     tenant_of: Callable[[str], Hashable | None]  # the row's tenant; None when it is gone (nothing to run)
-    run: Callable[[str], None]  # the work itself, in a thread of this process
+    run: Callable[[str], object]  # the work itself, in a thread of this process (its result unused)
     workers_setting: str
     share_setting: str
     nice: int = 0  # niced threads yield the CPU to requests being answered

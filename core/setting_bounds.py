@@ -1,36 +1,18 @@
-"""The one rule for numeric platform settings; each app's ``checks.py`` applies it to the settings it reads.
+"""The one rule for numeric platform settings' bounds: what a value must be, and the system check of it.
 
-``settings.py`` already refuses a value that is not a number (ImproperlyConfigured at start-up); these
-checks catch numbers outside what the code can work with, and run with every management command.
+Each bound is declared with its setting (``core.env_settings``, in the ``conf.py`` of the app that
+reads it): a value from the environment outside it stops start-up; these checks catch values set
+otherwise (tests override settings) and run with every management command.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.conf import settings
 from django.core.checks import Error
 
+from core.env_settings import Bound, SettingsGroup
 
-@dataclass(frozen=True)
-class Bound:
-    """A numeric setting's type and range (``high`` None: no upper bound)."""
-
-    kind: type
-    low: float
-    high: float | None = None
-
-    def describe(self) -> str:
-        what = "an integer" if self.kind is int else "a number"
-        if self.high is None:
-            return f"{what} of at least {self.low}"
-        return f"{what} from {self.low} to {self.high}"
-
-    def allows(self, value: object) -> bool:
-        kinds = (int, float) if self.kind is float else (int,)
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            return False
-        return self.low <= value and (self.high is None or value <= self.high)
+__all__ = ["Bound", "bound_errors", "group_errors"]
 
 
 def bound_errors(bounds: dict[str, Bound], check_id: str) -> list[Error]:
@@ -44,3 +26,15 @@ def bound_errors(bounds: dict[str, Bound], check_id: str) -> list[Error]:
         for name, bound in bounds.items()
         if not bound.allows(getattr(settings, name, None))
     ]
+
+
+def group_errors(groups: tuple[type[SettingsGroup], ...], check_id: str) -> list[Error]:
+    """The system check of ``groups``' bounds against the settings as they are now (tests override them).
+
+    A variable that only feeds a setting of another name (``DB_CONN_MAX_AGE``, in ``DATABASES``) is
+    checked at start-up alone.
+    """
+    bounds = {
+        name: bound for group in groups for name, bound in group.bounds().items() if hasattr(settings, name)
+    }
+    return bound_errors(bounds, check_id)

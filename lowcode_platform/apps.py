@@ -1,7 +1,9 @@
 from contextvars import Token
+from pathlib import Path
 
 from celery.signals import task_postrun, task_prerun
 from django.apps import AppConfig
+from django.conf import settings
 
 from core.logs import trace_id
 
@@ -15,8 +17,27 @@ class PlatformConfig(AppConfig):
     verbose_name = "Platform"
 
     def ready(self) -> None:
+        from lowcode_platform import checks  # noqa: F401  (registers the system checks of its settings)
+
+        make_data_folders()
         task_prerun.connect(_trace_by_task, weak=False)
         task_postrun.connect(_end_task_trace, weak=False)
+
+
+def make_data_folders() -> None:
+    """The var dir (owner-only) and the folders the settings place in it, made before any use.
+
+    Here rather than in the settings, whose import must not touch files: every process that serves
+    or runs commands starts the app registry first, before opening the SQLite database there.
+    WhiteNoise scans STATIC_ROOT when the first request comes, and tier 1 mounts SANDBOX_BUNDLE_DIR
+    into the sandbox before any bundle is unpacked.
+    """
+    # var/ holds the SQLite database and the dev secret: owner-only, so handlers dropped to another
+    # uid cannot read them even at the weakest isolation tier.
+    settings.VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    settings.VAR_DIR.chmod(0o700)
+    Path(settings.STATIC_ROOT).mkdir(exist_ok=True)
+    Path(settings.SANDBOX_BUNDLE_DIR).mkdir(exist_ok=True)
 
 
 def _trace_by_task(task_id: str, **kwargs) -> None:

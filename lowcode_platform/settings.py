@@ -1,124 +1,136 @@
-"""Settings for the platform; the environment is read here and nowhere else."""
+"""Settings for the platform; the environment is read here and nowhere else.
 
-import functools
-import json
+Each environment-driven setting is declared once, with its type, default and bounds, in the
+``conf.py`` of the app that reads it (``core.env_settings`` is the mechanism); this module reads
+those groups from the environment at start-up, exposes their values under the same names, and
+computes Django's own settings from them. A bad value stops start-up naming the variable and what it
+must be. Importing it touches no file (``PlatformConfig.ready`` makes the data folders), except on a
+development checkout without ``SECRET_KEY``, whose generated key is kept in the data folder.
+"""
+
 import os
 import secrets
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 
+from agents.conf import AgentSettings
+from apps_runtime.conf import (
+    DeploySettings,
+    EgressSettings,
+    JobsSettings,
+    RecordsSettings,
+    RetentionSettings,
+    SandboxSettings,
+    ScreensSettings,
+    TenantShareSettings,
+)
+from core.env_settings import Bool, EnvSetting, Float, Int, IntRange, Items, Json
+from lowcode_platform.conf import HttpsSettings, OperationsSettings, SiteSettings
+from mcp_gateway.conf import (
+    AuditRetentionSettings,
+    FairnessSettings,
+    TaskSettings,
+    ToolSettings,
+    TransportSettings,
+)
+from oauth.conf import LoginSettings, OAuthSettings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 # A development checkout keeps its defaults in .env (`make install` writes DEBUG=true there), so
 # `manage.py ...` works without `make`. A variable set in the environment always wins, and a host
 # without that file (production) still refuses to start without a real SECRET_KEY.
 load_dotenv(BASE_DIR / ".env", override=False)
-VAR_DIR = Path(os.environ.get("PLATFORM_VAR_DIR", BASE_DIR / "var"))
-# var/ holds the SQLite database and the dev secret: owner-only, so handlers dropped to another uid
-# cannot read them even at the weakest isolation tier.
-VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-VAR_DIR.chmod(0o700)
-
 
 T = TypeVar("T")
 
 
-def _env(name: str, default: T, *, parse: Callable[[str], T], what: str) -> T:
-    """The one environment parser: ``name``'s value through ``parse``; ``default`` when unset or blank.
+# The helpers of the one environment parser before the groups (core.env_settings): kept for blocks
+# not yet moved into a group; each reads one variable with the same rules and messages.
+class _Parsed(EnvSetting[T]):
+    def __init__(self, default: T, parse: Any, what: str):
+        super().__init__(default)
+        self._parse, self.what = parse, what
+
+    def parse(self, text: str) -> T:
+        return self._parse(text)
+
+
+def _env(name: str, default: T, *, parse: Any, what: str) -> T:
+    """``name``'s value through ``parse``; ``default`` when unset or blank.
 
     Raises:
         ImproperlyConfigured: the value does not parse; the message names the variable and its value.
     """
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return parse(raw.strip())
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not {what}") from err
+    return _Parsed(default, parse, what).read(os.environ, {}, name)
 
 
-def _boolean(text: str) -> bool:
-    value = text.lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(text)
+def _env_bool(name: str, default: bool) -> bool:
+    return Bool(default).read(os.environ, {}, name)
 
 
-def _int_pair(text: str) -> tuple[int, int]:
-    """``FIRST-LAST`` (e.g. ``1879048192-1879113727``) as a pair of ints."""
-    first, _, last = text.partition("-")
-    return int(first), int(last)
+def _env_int(name: str, default: int) -> int:
+    return Int(default).read(os.environ, {}, name)
 
 
-def _items(text: str) -> list[str]:
-    return [item.strip() for item in text.split(",") if item.strip()]
+def _env_float(name: str, default: float) -> float:
+    return Float(default).read(os.environ, {}, name)
 
 
-_env_bool = functools.partial(_env, parse=_boolean, what="a boolean (use true or false)")
-_env_int = functools.partial(_env, parse=int, what="an integer")
-_env_float = functools.partial(_env, parse=float, what="a number")
-_env_list = functools.partial(_env, parse=_items, what="a comma-separated list")
-_env_int_range = functools.partial(_env, default=None, parse=_int_pair, what="a range FIRST-LAST of integers")
+def _env_list(name: str, default: list[str]) -> list[str]:
+    return Items(default).read(os.environ, {}, name)
+
+
+def _env_int_range(name: str) -> tuple[int, int] | None:
+    return IntRange(None).read(os.environ, {}, name)
 
 
 def _env_json(name: str, default: object) -> object:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return json.loads(raw)
-    except ValueError as err:
-        raise ImproperlyConfigured(f"{name} is not valid JSON: {err}") from err
+    return Json(default).read(os.environ, {}, name)
 
 
-def _secret_key(debug: bool) -> str:
-    key = os.environ.get("SECRET_KEY")
-    if key:
-        return key
-    if not debug:
-        raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is off (on a development checkout, run `make install`, "
-            "which writes DEBUG=true into .env)"
-        )
-    # A development key generated once, so sessions survive restarts of the demo.
-    key_file = VAR_DIR / "dev-secret-key"
+def _dev_secret_key(var_dir: Path) -> str:
+    """A development key generated once and kept in ``var_dir``, so sessions survive restarts."""
+    key_file = var_dir / "dev-secret-key"
     if not key_file.exists():
+        var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         key_file.write_text(secrets.token_urlsafe(50))
         key_file.chmod(0o600)
     return key_file.read_text().strip()
 
 
-DEBUG = _env_bool("DEBUG", False)
-SECRET_KEY = _secret_key(DEBUG)
-ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
-# The origin clients reach the platform at (read here because the cookie defaults below follow it;
-# the OAuth block further down says what else it is).
-PUBLIC_BASE_URL = (os.environ.get("PUBLIC_BASE_URL") or "").rstrip("/")
+_site = SiteSettings(os.environ)
+DEBUG = _site.DEBUG
+# var/ holds the SQLite database and the dev secret: owner-only (PlatformConfig.ready makes it so),
+# so handlers dropped to another uid cannot read them even at the weakest isolation tier.
+VAR_DIR = Path(_site.PLATFORM_VAR_DIR or BASE_DIR / "var")
+if _site.SECRET_KEY:
+    SECRET_KEY = _site.SECRET_KEY
+elif DEBUG:
+    SECRET_KEY = _dev_secret_key(VAR_DIR)
+else:
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set when DEBUG is off (on a development checkout, run `make install`, "
+        "which writes DEBUG=true into .env)"
+    )
+ALLOWED_HOSTS = _site.ALLOWED_HOSTS
+PUBLIC_BASE_URL = _site.PUBLIC_BASE_URL.rstrip("/")
 
-# HTTPS (production sits behind a TLS-terminating proxy or load balancer). SECURE_PROXY_SSL_HEADER:
-# trust the proxy's X-Forwarded-Proto (only behind a proxy that sets it and drops a client's own),
-# so Django knows the request came over https (redirects, CSRF's origin check). Cookies are Secure
-# by default when the public origin is https. HSTS is off until set: browsers remember it for
-# SECURE_HSTS_SECONDS, so it is the operator's decision. The load balancer's health check and the
-# metrics scrape talk plain http inside the network, so they are never redirected.
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if _env_bool("SECURE_PROXY_SSL_HEADER", False) else None
-)
-SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", False)
+# HTTPS (lowcode_platform.conf.HttpsSettings). The load balancer's health check and the metrics
+# scrape talk plain http inside the network, so they are never redirected.
+_https = HttpsSettings(os.environ, PUBLIC_BASE_URL=PUBLIC_BASE_URL)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if _https.SECURE_PROXY_SSL_HEADER else None
+SECURE_SSL_REDIRECT = _https.SECURE_SSL_REDIRECT
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
-SECURE_HSTS_SECONDS = _env_int("SECURE_HSTS_SECONDS", 0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", False)
-SESSION_COOKIE_SECURE = _env_bool("SESSION_COOKIE_SECURE", PUBLIC_BASE_URL.startswith("https://"))
-CSRF_COOKIE_SECURE = _env_bool("CSRF_COOKIE_SECURE", PUBLIC_BASE_URL.startswith("https://"))
+SECURE_HSTS_SECONDS = _https.SECURE_HSTS_SECONDS
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _https.SECURE_HSTS_INCLUDE_SUBDOMAINS
+SECURE_HSTS_PRELOAD = _https.SECURE_HSTS_PRELOAD
+SESSION_COOKIE_SECURE = _https.SESSION_COOKIE_SECURE
+CSRF_COOKIE_SECURE = _https.CSRF_COOKIE_SECURE
 # A form posted from the public origin passes CSRF's origin check even when the proxy in front
 # changes the Host the platform sees.
 CSRF_TRUSTED_ORIGINS = [PUBLIC_BASE_URL] if PUBLIC_BASE_URL else []
@@ -174,12 +186,10 @@ TEMPLATES = [
     },
 ]
 
-# Connections are kept open (DB_CONN_MAX_AGE seconds, 0 closes them after each request) and checked
-# before reuse: opening one per request cost more than the query it served on the gateway's threads.
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'platform.sqlite3'}",
-        conn_max_age=_env_int("DB_CONN_MAX_AGE", 600),
+        _site.DATABASE_URL or f"sqlite:///{VAR_DIR / 'platform.sqlite3'}",
+        conn_max_age=_site.DB_CONN_MAX_AGE,
         conn_health_checks=True,
     )
 }
@@ -215,9 +225,9 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
+# PlatformConfig.ready makes it, so WhiteNoise, which scans it when the first request comes, finds it
+# before collectstatic ran.
 STATIC_ROOT = VAR_DIR / "static"
-# Made now so WhiteNoise, which scans it when the first request comes, finds it before collectstatic ran.
-STATIC_ROOT.mkdir(exist_ok=True)
 # Compressed copies next to each file (gzip, and brotli when installed), served with far-future
 # caching only for hashed names; no manifest, so a page still renders before collectstatic ran.
 STORAGES = {
@@ -242,15 +252,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
-# LOG_FORMAT=json: one JSON object per line, each with the error id and the trace id (core/logs.py);
-# `serve` then leaves uvicorn's own lines (access log included) to this configuration too.
-LOG_FORMAT = os.environ.get("LOG_FORMAT") or "plain"
-if LOG_FORMAT not in {"plain", "json"}:
-    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not one of plain, json")
+_ops = OperationsSettings(os.environ)
+LOG_FORMAT = _ops.LOG_FORMAT
 
 # Celery: with no broker the tasks run in-process, so the demo needs no Redis.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or None
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_BROKER_URL = _ops.CELERY_BROKER_URL
+CELERY_RESULT_BACKEND = _ops.CELERY_RESULT_BACKEND
 CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
 if CELERY_TASK_ALWAYS_EAGER:
     # Eager tasks still take a producer to serialize their arguments: keep it off the network.
@@ -259,16 +266,19 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE") or "celery"
+CELERY_TASK_DEFAULT_QUEUE = _ops.CELERY_QUEUE
 CELERY_TIMEZONE = "UTC"
 # With JSON logs the worker keeps the settings' LOGGING instead of its own plain-text root handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 # Beat's own state (when each entry last ran) goes in the var dir, not the working directory.
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# App jobs (apps_runtime.conf.JobsSettings).
+_jobs = JobsSettings(os.environ, CELERY_TASK_ALWAYS_EAGER=CELERY_TASK_ALWAYS_EAGER)
+JOBS_DISPATCH_EVERY_SECONDS = _jobs.JOBS_DISPATCH_EVERY_SECONDS
 # One static beat entry: the dispatcher reads the active versions' schedules from the database, so
 # deploys change them without restarting beat. JOBS_DISPATCH_EVERY_SECONDS ticks more often (tests);
 # ticks are idempotent. The reaper takes back runs left "running" by a worker that died.
-JOBS_DISPATCH_EVERY_SECONDS = _env_int("JOBS_DISPATCH_EVERY_SECONDS", 0)
 CELERY_BEAT_SCHEDULE = {
     # Stale ticks (workers down for a while) are dropped: the next tick's look-back covers them.
     "dispatch-app-jobs": {
@@ -301,103 +311,78 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": 240},
     },
 }
-# App jobs: attempts per run (retried when the handler answers 503 or times out), exponential
-# backoff between attempts, grace past a route's time limit before a running attempt counts as lost,
-# how many past minutes a late dispatcher still fires, when a queued run's task is sent again, and
-# how many runs one handler call may queue.
-JOBS_MAX_ATTEMPTS = _env_int("JOBS_MAX_ATTEMPTS", 3)
-JOBS_RETRY_BACKOFF_SECONDS = _env_float("JOBS_RETRY_BACKOFF_SECONDS", 10.0)
-JOBS_RETRY_BACKOFF_MAX_SECONDS = _env_float("JOBS_RETRY_BACKOFF_MAX_SECONDS", 600.0)
-JOBS_RUN_GRACE_SECONDS = _env_int("JOBS_RUN_GRACE_SECONDS", 30)
-JOBS_DISPATCH_LOOKBACK_MINUTES = _env_int("JOBS_DISPATCH_LOOKBACK_MINUTES", 5)
-JOBS_QUEUED_RESEND_SECONDS = _env_int("JOBS_QUEUED_RESEND_SECONDS", 900)
-JOBS_MAX_ENQUEUES_PER_CALL = _env_int("JOBS_MAX_ENQUEUES_PER_CALL", 100)
-# Runaway chains: a handler that queues its own route would run forever (or double at every level).
-# A run queued by a run is one level deeper, up to JOBS_MAX_CHAIN_DEPTH; a tenant may have at most
-# JOBS_MAX_QUEUED_RUNS_PER_TENANT runs queued or running. Past either, request.enqueue raises LimitExceeded.
-# A tree of runs started by one handler call has at most JOBS_MAX_RUNS_PER_CALL runs in all, and a
-# tenant queues at most JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE runs a minute (depth alone allows 100^8).
-JOBS_MAX_CHAIN_DEPTH = _env_int("JOBS_MAX_CHAIN_DEPTH", 8)
-JOBS_MAX_QUEUED_RUNS_PER_TENANT = _env_int("JOBS_MAX_QUEUED_RUNS_PER_TENANT", 1000)
-JOBS_MAX_RUNS_PER_CALL = _env_int("JOBS_MAX_RUNS_PER_CALL", 500)
-JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE = _env_int("JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE", 300)
-# With no broker, runs execute on JOBS_IN_PROCESS_WORKERS threads of the server, at most
-# JOBS_TENANT_SHARE of them for one tenant: never in the thread of the request that queued them.
-JOBS_IN_PROCESS_WORKERS = _env_int("JOBS_IN_PROCESS_WORKERS", 2)
-JOBS_TENANT_SHARE = _env_int("JOBS_TENANT_SHARE", 1)
-# With no broker (the embedded default) the server process ticks the scheduler itself.
-JOBS_IN_PROCESS_CLOCK = _env_bool("JOBS_IN_PROCESS_CLOCK", CELERY_TASK_ALWAYS_EAGER)
+JOBS_MAX_ATTEMPTS = _jobs.JOBS_MAX_ATTEMPTS
+JOBS_RETRY_BACKOFF_SECONDS = _jobs.JOBS_RETRY_BACKOFF_SECONDS
+JOBS_RETRY_BACKOFF_MAX_SECONDS = _jobs.JOBS_RETRY_BACKOFF_MAX_SECONDS
+JOBS_RUN_GRACE_SECONDS = _jobs.JOBS_RUN_GRACE_SECONDS
+JOBS_DISPATCH_LOOKBACK_MINUTES = _jobs.JOBS_DISPATCH_LOOKBACK_MINUTES
+JOBS_QUEUED_RESEND_SECONDS = _jobs.JOBS_QUEUED_RESEND_SECONDS
+JOBS_MAX_ENQUEUES_PER_CALL = _jobs.JOBS_MAX_ENQUEUES_PER_CALL
+JOBS_MAX_CHAIN_DEPTH = _jobs.JOBS_MAX_CHAIN_DEPTH
+JOBS_MAX_QUEUED_RUNS_PER_TENANT = _jobs.JOBS_MAX_QUEUED_RUNS_PER_TENANT
+JOBS_MAX_RUNS_PER_CALL = _jobs.JOBS_MAX_RUNS_PER_CALL
+JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE = _jobs.JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE
+JOBS_IN_PROCESS_WORKERS = _jobs.JOBS_IN_PROCESS_WORKERS
+JOBS_TENANT_SHARE = _jobs.JOBS_TENANT_SHARE
+JOBS_IN_PROCESS_CLOCK = _jobs.JOBS_IN_PROCESS_CLOCK
 
-# Platform settings: a value that is not a number stops start-up here; each app's checks.py
-# (apps_runtime, mcp_gateway) checks the ranges with the system checks.
-MCP_WIRE_NAME_LIMIT = _env_int("MCP_WIRE_NAME_LIMIT", 64)
-MCP_PAGE_SIZE = _env_int("MCP_PAGE_SIZE", 250)
-MCP_ALLOWED_ORIGINS = _env_list(
-    "MCP_ALLOWED_ORIGINS", ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-)
-MCP_CATALOG_CACHE_SECONDS = _env_int("MCP_CATALOG_CACHE_SECONDS", 300)
-SANDBOX_DEFAULT_TIMEOUT_MS = _env_int("SANDBOX_DEFAULT_TIMEOUT_MS", 10_000)
+# Wire names and the handler sandbox (apps_runtime.conf).
+MCP_WIRE_NAME_LIMIT = DeploySettings(os.environ).MCP_WIRE_NAME_LIMIT
+_sandbox = SandboxSettings(os.environ)
+SANDBOX_DEFAULT_TIMEOUT_MS = _sandbox.SANDBOX_DEFAULT_TIMEOUT_MS
 SANDBOX_MIN_TIMEOUT_MS = 100
-SANDBOX_MAX_TIMEOUT_MS = _env_int("SANDBOX_MAX_TIMEOUT_MS", 30_000)
-SANDBOX_MEMORY_MB = _env_int("SANDBOX_MEMORY_MB", 256)
-SANDBOX_MAX_REQUEST_BYTES = _env_int("SANDBOX_MAX_REQUEST_BYTES", 1024 * 1024)
-SANDBOX_MAX_RESPONSE_BYTES = _env_int("SANDBOX_MAX_RESPONSE_BYTES", 4 * 1024 * 1024)
-SANDBOX_MAX_LOG_BYTES = _env_int("SANDBOX_MAX_LOG_BYTES", 64 * 1024)
-SANDBOX_MAX_DATA_CALLS = _env_int("SANDBOX_MAX_DATA_CALLS", 1000)
+SANDBOX_MAX_TIMEOUT_MS = _sandbox.SANDBOX_MAX_TIMEOUT_MS
+SANDBOX_MEMORY_MB = _sandbox.SANDBOX_MEMORY_MB
+SANDBOX_MAX_REQUEST_BYTES = _sandbox.SANDBOX_MAX_REQUEST_BYTES
+SANDBOX_MAX_RESPONSE_BYTES = _sandbox.SANDBOX_MAX_RESPONSE_BYTES
+SANDBOX_MAX_LOG_BYTES = _sandbox.SANDBOX_MAX_LOG_BYTES
+SANDBOX_MAX_DATA_CALLS = _sandbox.SANDBOX_MAX_DATA_CALLS
+# PlatformConfig.ready makes it: tier 1 mounts it into the sandbox, before any bundle is unpacked.
 SANDBOX_BUNDLE_DIR = VAR_DIR / "bundles"
-# Created now: tier 1 mounts it into the sandbox at start-up, before any bundle is unpacked.
-SANDBOX_BUNDLE_DIR.mkdir(exist_ok=True)
-# Isolation tiers: 1 namespaces (bubblewrap), 2 Landlock + seccomp, 3 resource limits and a uid drop.
-# The server refuses to start below SANDBOX_MIN_TIER; SANDBOX_TIER forces one (tests, benchmarks).
-# Tier 3 confines files and processes but not the network: a handler there reaches TCP services on
-# loopback (Redis, PostgreSQL, this platform). So the default refuses it, with DEBUG too (make demo):
-# an operator who accepts that names it, SANDBOX_MIN_TIER=3.
-SANDBOX_MIN_TIER = _env_int("SANDBOX_MIN_TIER", 2)
-SANDBOX_TIER = os.environ.get("SANDBOX_TIER") or None
-# 0: twice the host's cores, at least 4 (apps_runtime.sandbox.supervisor.default_per_tenant).
-SANDBOX_MAX_CONCURRENT_PER_TENANT = _env_int("SANDBOX_MAX_CONCURRENT_PER_TENANT", 0)
-# Warm workers (docs/isolation.md): per server process at most SANDBOX_WARM_WORKERS (0: off; -1: half of
-# SANDBOX_MAX_CONCURRENT) and SANDBOX_WARM_WORKERS_PER_TENANT (0: a quarter of those), each recycled after
-# SANDBOX_WARM_MAX_CALLS calls, SANDBOX_WARM_IDLE_S seconds idle or SANDBOX_WARM_MAX_GROWTH_MB of growth.
-SANDBOX_WARM_WORKERS = _env_int("SANDBOX_WARM_WORKERS", -1)
-SANDBOX_WARM_WORKERS_PER_TENANT = _env_int("SANDBOX_WARM_WORKERS_PER_TENANT", 0)
-SANDBOX_WARM_MAX_CALLS = _env_int("SANDBOX_WARM_MAX_CALLS", 1000)
-SANDBOX_WARM_IDLE_S = _env_float("SANDBOX_WARM_IDLE_S", 300.0)
-SANDBOX_WARM_MAX_GROWTH_MB = _env_int("SANDBOX_WARM_MAX_GROWTH_MB", 64)
-SANDBOX_QUEUE_TIMEOUT_MS = _env_int("SANDBOX_QUEUE_TIMEOUT_MS", 5000)
-# Call slots: at most SANDBOX_MAX_CONCURRENT handler runs at once per server process, each with a tmpfs of
-# SANDBOX_SCRATCH_MB and (as root) a uid of its own from SANDBOX_UID_RANGE ("first-last"), which must be free
-# on the host. Unset: the sandbox's own defaults (docs/isolation.md).
-SANDBOX_MAX_CONCURRENT = _env_int("SANDBOX_MAX_CONCURRENT", 64)
-SANDBOX_SCRATCH_MB = _env_int("SANDBOX_SCRATCH_MB", 64)
-SANDBOX_UID_RANGE = _env_int_range("SANDBOX_UID_RANGE")
-# Storage outside records (manage.py purge_expired; beat runs it hourly, the in-process clock with
-# no broker): error records, finished job runs and audit rows are kept RETENTION_*_DAYS and at most
-# RETENTION_*_PER_TENANT per tenant (error records are also trimmed as each one is written); the
-# results MCP tasks keep (until their TTL) count against TENANT_STORAGE_QUOTA_BYTES (below).
-RETENTION_ERROR_DAYS = _env_float("RETENTION_ERROR_DAYS", 14.0)
-RETENTION_ERRORS_PER_TENANT = _env_int("RETENTION_ERRORS_PER_TENANT", 1000)
-RETENTION_JOB_RUN_DAYS = _env_float("RETENTION_JOB_RUN_DAYS", 14.0)
-RETENTION_JOB_RUNS_PER_TENANT = _env_int("RETENTION_JOB_RUNS_PER_TENANT", 10_000)
-RETENTION_AUDIT_DAYS = _env_float("RETENTION_AUDIT_DAYS", 90.0)
-RETENTION_AUDIT_ROWS_PER_TENANT = _env_int("RETENTION_AUDIT_ROWS_PER_TENANT", 100_000)
-# Records: a query's filters stay few (each is a JSON key lookup), and a tenant's storage is bounded
-# per record and in total (sizes are compact UTF-8 JSON bytes of the record's data).
-RECORDS_QUERY_MAX_WHERE_KEYS = _env_int("RECORDS_QUERY_MAX_WHERE_KEYS", 20)
-# A query page is cut at its byte budget before its records are loaded; one loading more than
-# RECORDS_HEAVY_READ_BYTES holds one of the tenant's RECORDS_HEAVY_READS_PER_TENANT slots (per process).
-RECORDS_HEAVY_READ_BYTES = _env_int("RECORDS_HEAVY_READ_BYTES", 1024 * 1024)
-RECORDS_HEAVY_READS_PER_TENANT = _env_int("RECORDS_HEAVY_READS_PER_TENANT", 2)
-RECORDS_MAX_RECORD_BYTES = _env_int("RECORDS_MAX_RECORD_BYTES", 256 * 1024)
-RECORDS_TENANT_QUOTA_BYTES = _env_int("RECORDS_TENANT_QUOTA_BYTES", 100 * 1024 * 1024)
+SANDBOX_MIN_TIER = _sandbox.SANDBOX_MIN_TIER
+SANDBOX_TIER = _sandbox.SANDBOX_TIER
+SANDBOX_MAX_CONCURRENT_PER_TENANT = _sandbox.SANDBOX_MAX_CONCURRENT_PER_TENANT
+SANDBOX_WARM_WORKERS = _sandbox.SANDBOX_WARM_WORKERS
+SANDBOX_WARM_WORKERS_PER_TENANT = _sandbox.SANDBOX_WARM_WORKERS_PER_TENANT
+SANDBOX_WARM_MAX_CALLS = _sandbox.SANDBOX_WARM_MAX_CALLS
+SANDBOX_WARM_IDLE_S = _sandbox.SANDBOX_WARM_IDLE_S
+SANDBOX_WARM_MAX_GROWTH_MB = _sandbox.SANDBOX_WARM_MAX_GROWTH_MB
+SANDBOX_WARM_TENANT_MEMORY_MB = _sandbox.SANDBOX_WARM_TENANT_MEMORY_MB
+SANDBOX_SUPERSEDED_CHECK_S = _sandbox.SANDBOX_SUPERSEDED_CHECK_S
+SANDBOX_QUEUE_TIMEOUT_MS = _sandbox.SANDBOX_QUEUE_TIMEOUT_MS
+SANDBOX_MAX_CONCURRENT = _sandbox.SANDBOX_MAX_CONCURRENT
+SANDBOX_SCRATCH_MB = _sandbox.SANDBOX_SCRATCH_MB
+SANDBOX_UID_RANGE = _sandbox.SANDBOX_UID_RANGE
 
-# /metrics (Prometheus): served to scrapers from these networks (CIDRs), or to any sending
-# "Authorization: Bearer <METRICS_TOKEN>". PROMETHEUS_MULTIPROC_DIR (prometheus-client's own
-# variable, read by it at import) makes the processes of one server share their counts through
-# files there; `serve --workers N` sets it for its workers.
-METRICS_TOKEN = os.environ.get("METRICS_TOKEN") or ""
-METRICS_ALLOWED_NETWORKS = _env_list("METRICS_ALLOWED_NETWORKS", ["127.0.0.0/8", "::1/128"])
-PROMETHEUS_MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or ""
+# Retention (apps_runtime.conf.RetentionSettings, mcp_gateway.conf.AuditRetentionSettings).
+_retention = RetentionSettings(os.environ)
+RETENTION_ERROR_DAYS = _retention.RETENTION_ERROR_DAYS
+RETENTION_ERRORS_PER_TENANT = _retention.RETENTION_ERRORS_PER_TENANT
+RETENTION_JOB_RUN_DAYS = _retention.RETENTION_JOB_RUN_DAYS
+RETENTION_JOB_RUNS_PER_TENANT = _retention.RETENTION_JOB_RUNS_PER_TENANT
+RETENTION_OUTBOUND_DAYS = _retention.RETENTION_OUTBOUND_DAYS
+RETENTION_OUTBOUND_PER_TENANT = _retention.RETENTION_OUTBOUND_PER_TENANT
+# A member's share of tenant-wide caps, and the one quota of what a tenant stores outside records
+# (apps_runtime.conf.TenantShareSettings).
+_shares = TenantShareSettings(os.environ)
+TENANT_MEMBER_SHARE_PERCENT = _shares.TENANT_MEMBER_SHARE_PERCENT
+TENANT_STORAGE_QUOTA_BYTES = _shares.TENANT_STORAGE_QUOTA_BYTES
+_audit_retention = AuditRetentionSettings(os.environ)
+RETENTION_AUDIT_DAYS = _audit_retention.RETENTION_AUDIT_DAYS
+RETENTION_AUDIT_ROWS_PER_TENANT = _audit_retention.RETENTION_AUDIT_ROWS_PER_TENANT
+
+# Records (apps_runtime.conf.RecordsSettings).
+_records = RecordsSettings(os.environ)
+RECORDS_QUERY_MAX_WHERE_KEYS = _records.RECORDS_QUERY_MAX_WHERE_KEYS
+RECORDS_HEAVY_READ_BYTES = _records.RECORDS_HEAVY_READ_BYTES
+RECORDS_HEAVY_READS_PER_TENANT = _records.RECORDS_HEAVY_READS_PER_TENANT
+RECORDS_MAX_RECORD_BYTES = _records.RECORDS_MAX_RECORD_BYTES
+RECORDS_TENANT_QUOTA_BYTES = _records.RECORDS_TENANT_QUOTA_BYTES
+
+# /metrics (lowcode_platform.conf.OperationsSettings).
+METRICS_TOKEN = _ops.METRICS_TOKEN
+METRICS_ALLOWED_NETWORKS = _ops.METRICS_ALLOWED_NETWORKS
+PROMETHEUS_MULTIPROC_DIR = _ops.PROMETHEUS_MULTIPROC_DIR
 
 LOGGING = {
     "version": 1,
@@ -407,132 +392,89 @@ LOGGING = {
         "json": {"()": "core.logs.JsonFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": _ops.LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-# MCP transport: stateful sessions carry list_changed notifications to handshake-era clients;
-# set MCP_STATELESS=true behind a load balancer without sticky sessions.
-MCP_STATELESS = _env_bool("MCP_STATELESS", False)
-MCP_NOTIFY_INTERVAL_SECONDS = _env_float("MCP_NOTIFY_INTERVAL_SECONDS", 1.0)
+# The MCP gateway (mcp_gateway.conf): transport and sessions, fair shares, tools, tasks.
+_transport = TransportSettings(os.environ)
+MCP_STATELESS = _transport.MCP_STATELESS
+MCP_NOTIFY_INTERVAL_SECONDS = _transport.MCP_NOTIFY_INTERVAL_SECONDS
+MCP_ALLOWED_ORIGINS = _transport.MCP_ALLOWED_ORIGINS
+MCP_SESSIONS_PER_TOKEN = _transport.MCP_SESSIONS_PER_TOKEN
+MCP_SESSIONS_PER_MEMBER = _transport.MCP_SESSIONS_PER_MEMBER
+MCP_SESSIONS_PER_TENANT = _transport.MCP_SESSIONS_PER_TENANT
+MCP_SESSION_IDLE_SECONDS = _transport.MCP_SESSION_IDLE_SECONDS
+MCP_LISTEN_STREAMS_PER_TOKEN = _transport.MCP_LISTEN_STREAMS_PER_TOKEN
+MCP_LISTEN_STREAMS_PER_MEMBER = _transport.MCP_LISTEN_STREAMS_PER_MEMBER
+MCP_LISTEN_STREAMS_PER_TENANT = _transport.MCP_LISTEN_STREAMS_PER_TENANT
+MCP_LISTEN_STREAM_SECONDS = _transport.MCP_LISTEN_STREAM_SECONDS
+MCP_JSON_RESPONSES = _transport.MCP_JSON_RESPONSES
+MCP_OPENTELEMETRY = _transport.MCP_OPENTELEMETRY
+_fairness = FairnessSettings(os.environ)
+MCP_WORKER_THREADS = _fairness.MCP_WORKER_THREADS
+MCP_TENANT_SHARE = _fairness.MCP_TENANT_SHARE
+MCP_TENANT_QUEUE = _fairness.MCP_TENANT_QUEUE
+MCP_TENANT_QUEUE_SECONDS = _fairness.MCP_TENANT_QUEUE_SECONDS
+_tools = ToolSettings(os.environ)
+MCP_PAGE_SIZE = _tools.MCP_PAGE_SIZE
+MCP_CATALOG_CACHE_SECONDS = _tools.MCP_CATALOG_CACHE_SECONDS
+MCP_CONTENT_MAX_ITEMS = _tools.MCP_CONTENT_MAX_ITEMS
+MCP_CONTENT_MAX_ITEM_BYTES = _tools.MCP_CONTENT_MAX_ITEM_BYTES
+MCP_CONTENT_MAX_BYTES = _tools.MCP_CONTENT_MAX_BYTES
+MCP_CONFIRM_SECONDS = _tools.MCP_CONFIRM_SECONDS
+RATE_LIMIT_REDIS_URL = _tools.RATE_LIMIT_REDIS_URL
+_tasks = TaskSettings(os.environ)
+TASK_MAX_TIMEOUT_MS = _tasks.TASK_MAX_TIMEOUT_MS
+TASK_DEFAULT_TTL_MS = _tasks.TASK_DEFAULT_TTL_MS
+TASK_MAX_TTL_MS = _tasks.TASK_MAX_TTL_MS
+TASK_POLL_INTERVAL_MS = _tasks.TASK_POLL_INTERVAL_MS
+TASK_MAX_ACTIVE_PER_CALLER = _tasks.TASK_MAX_ACTIVE_PER_CALLER
+TASK_MAX_ACTIVE_PER_MEMBER = _tasks.TASK_MAX_ACTIVE_PER_MEMBER
+TASK_MAX_ACTIVE_PER_TENANT = _tasks.TASK_MAX_ACTIVE_PER_TENANT
+TASK_MAX_QUEUED_PER_TENANT = _tasks.TASK_MAX_QUEUED_PER_TENANT
+TASK_QUEUE_SECONDS = _tasks.TASK_QUEUE_SECONDS
+TASK_RESULT_WAIT_SECONDS = _tasks.TASK_RESULT_WAIT_SECONDS
+TASK_MAX_RESULT_BYTES = _tasks.TASK_MAX_RESULT_BYTES
+TASK_IN_PROCESS_WORKERS = _tasks.TASK_IN_PROCESS_WORKERS
+TASK_TENANT_SHARE = _tasks.TASK_TENANT_SHARE
+TASK_RESEND_SECONDS = _tasks.TASK_RESEND_SECONDS
+TASK_RUN_GRACE_SECONDS = _tasks.TASK_RUN_GRACE_SECONDS
 
-# MCP fairness: the worker threads that run tool work, and each tenant's share of them. A tenant
-# waits for its share on the event loop, before taking a thread, so one tenant flooding slow tools
-# cannot starve the others; past MCP_TENANT_QUEUE waiting calls or MCP_TENANT_QUEUE_SECONDS of wait
-# a call is refused (retry later). The SDK's session cap is global, so sessions are also capped per
-# token, per member and per tenant (at a token's or member's cap its least recently used idle session
-# ends to make room), and sessions with no request in flight for MCP_SESSION_IDLE_SECONDS end.
-MCP_WORKER_THREADS = _env_int("MCP_WORKER_THREADS", 32)
-MCP_TENANT_SHARE = _env_int("MCP_TENANT_SHARE", max(1, MCP_WORKER_THREADS // 4))
-MCP_TENANT_QUEUE = _env_int("MCP_TENANT_QUEUE", 16 * MCP_TENANT_SHARE)
-MCP_TENANT_QUEUE_SECONDS = _env_float("MCP_TENANT_QUEUE_SECONDS", 30.0)
-MCP_SESSIONS_PER_TOKEN = _env_int("MCP_SESSIONS_PER_TOKEN", 20)
-MCP_SESSIONS_PER_MEMBER = _env_int("MCP_SESSIONS_PER_MEMBER", 40)
-MCP_SESSIONS_PER_TENANT = _env_int("MCP_SESSIONS_PER_TENANT", 200)
-MCP_SESSION_IDLE_SECONDS = _env_float("MCP_SESSION_IDLE_SECONDS", 600.0)
-
-# Tool rate limits (manifest rateLimit, tenant setting toolRateLimit) are counted in Redis when this is
-# set (production: every replica sees one count), else in the database. Redis down: calls go through
-# uncounted, with a warning (mcp_gateway/limits/rate_counters.py says why).
-RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or None
-
-# MCP transport: each POST is answered with one JSON body, not an event stream (cheaper; list_changed
-# still goes on the session's GET stream), except a tools/call that needs the stream for progress or
-# elicitation (mcp_gateway.transport.streaming decides per POST). Off: every POST gets an event stream.
-MCP_JSON_RESPONSES = _env_bool("MCP_JSON_RESPONSES", True)
-# The SDK's OpenTelemetry span around each MCP message: on where an OpenTelemetry SDK exports them.
-MCP_OPENTELEMETRY = _env_bool("MCP_OPENTELEMETRY", False)
-# Explicit content a handler returns ({"content": [...]}): at most this many items, bytes per item
-# (text as UTF-8, an image decoded) and bytes in all; past any bound the call is an isError.
-MCP_CONTENT_MAX_ITEMS = _env_int("MCP_CONTENT_MAX_ITEMS", 20)
-MCP_CONTENT_MAX_ITEM_BYTES = _env_int("MCP_CONTENT_MAX_ITEM_BYTES", 1024 * 1024)
-MCP_CONTENT_MAX_BYTES = _env_int("MCP_CONTENT_MAX_BYTES", 2 * 1024 * 1024)
-
-# MCP tasks (tools with "task" in the manifest): a task's route may take up to TASK_MAX_TIMEOUT_MS
-# (routes of other tools stop at SANDBOX_MAX_TIMEOUT_MS); a finished task is kept for the TTL the
-# client asks, at most TASK_MAX_TTL_MS (TASK_DEFAULT_TTL_MS when it asks none); a caller may have
-# TASK_MAX_ACTIVE_PER_CALLER unfinished tasks and a tenant TASK_MAX_ACTIVE_PER_TENANT; tasks/result
-# waits at most TASK_RESULT_WAIT_SECONDS for the end; a stored result is at most TASK_MAX_RESULT_BYTES.
-# A member's credentials together may have TASK_MAX_ACTIVE_PER_MEMBER; a tenant may have
-# TASK_MAX_QUEUED_PER_TENANT tasks not yet started, and one not started within TASK_QUEUE_SECONDS
-# fails without running. Without a broker, TASK_IN_PROCESS_WORKERS threads of the server run them,
-# at most TASK_TENANT_SHARE for one tenant, the tenants served in turn. A task queued for
-# TASK_RESEND_SECONDS without starting is sent again; one running past its time limit plus
-# TASK_RUN_GRACE_SECONDS was lost with its worker and fails.
-TASK_MAX_TIMEOUT_MS = _env_int("TASK_MAX_TIMEOUT_MS", 15 * 60 * 1000)
-TASK_DEFAULT_TTL_MS = _env_int("TASK_DEFAULT_TTL_MS", 60 * 60 * 1000)
-TASK_MAX_TTL_MS = _env_int("TASK_MAX_TTL_MS", 24 * 60 * 60 * 1000)
-TASK_POLL_INTERVAL_MS = _env_int("TASK_POLL_INTERVAL_MS", 1000)
-TASK_MAX_ACTIVE_PER_CALLER = _env_int("TASK_MAX_ACTIVE_PER_CALLER", 10)
-TASK_MAX_ACTIVE_PER_MEMBER = _env_int("TASK_MAX_ACTIVE_PER_MEMBER", 20)
-TASK_MAX_ACTIVE_PER_TENANT = _env_int("TASK_MAX_ACTIVE_PER_TENANT", 200)
-TASK_MAX_QUEUED_PER_TENANT = _env_int("TASK_MAX_QUEUED_PER_TENANT", 20)
-TASK_QUEUE_SECONDS = _env_int("TASK_QUEUE_SECONDS", 600)
-TASK_RESULT_WAIT_SECONDS = _env_float("TASK_RESULT_WAIT_SECONDS", 30.0)
-TASK_MAX_RESULT_BYTES = _env_int("TASK_MAX_RESULT_BYTES", 1024 * 1024)
-TASK_IN_PROCESS_WORKERS = _env_int("TASK_IN_PROCESS_WORKERS", 2)
-TASK_TENANT_SHARE = _env_int("TASK_TENANT_SHARE", max(1, TASK_IN_PROCESS_WORKERS // 2))
-TASK_RESEND_SECONDS = _env_int("TASK_RESEND_SECONDS", 60)
-TASK_RUN_GRACE_SECONDS = _env_int("TASK_RUN_GRACE_SECONDS", 30)
-
-# Tenant agents. AGENT_PROVIDERS lists the model endpoints tenants may use, as JSON: a name for each,
-# with its kind ("openai": an OpenAI-compatible chat-completions API; "anthropic": Anthropic's
-# Messages API) and base URL. Tenants pick a provider by name and store their own key for it; no URL
-# ever comes from a tenant. Keys are encrypted with AGENT_KEY_ENCRYPTION_KEY (default: derived from
-# SECRET_KEY). Without a broker, AGENT_RUN_IN_PROCESS_WORKERS threads of the server run the runs, at
-# most AGENT_RUN_TENANT_SHARE of them for one tenant (a run mostly waits on its provider); a
-# run still running past its wall time plus AGENT_RUN_GRACE_SECONDS was lost and fails, a run queued
-# for AGENT_RUN_RESEND_SECONDS is sent again; a running run looks for a cancel every
-# AGENT_CANCEL_POLL_SECONDS; the SSE endpoint looks for new steps every AGENT_EVENTS_POLL_SECONDS and
-# ends after AGENT_EVENTS_MAX_SECONDS (the client reconnects).
-AGENT_PROVIDERS = _env_json(
-    "AGENT_PROVIDERS",
-    {
-        "openai": {"kind": "openai", "base_url": "https://api.openai.com/v1"},
-        "anthropic": {"kind": "anthropic", "base_url": "https://api.anthropic.com"},
-    },
-)
-AGENT_KEY_ENCRYPTION_KEY = os.environ.get("AGENT_KEY_ENCRYPTION_KEY") or ""
-AGENT_RUN_IN_PROCESS_WORKERS = _env_int("AGENT_RUN_IN_PROCESS_WORKERS", 4)
-AGENT_RUN_TENANT_SHARE = _env_int("AGENT_RUN_TENANT_SHARE", 2)
-AGENT_RUN_GRACE_SECONDS = _env_int("AGENT_RUN_GRACE_SECONDS", 60)
-AGENT_RUN_RESEND_SECONDS = _env_int("AGENT_RUN_RESEND_SECONDS", 120)
-AGENT_CANCEL_POLL_SECONDS = _env_float("AGENT_CANCEL_POLL_SECONDS", 0.5)
-AGENT_EVENTS_POLL_SECONDS = _env_float("AGENT_EVENTS_POLL_SECONDS", 0.5)
-AGENT_EVENTS_MAX_SECONDS = _env_float("AGENT_EVENTS_MAX_SECONDS", 300.0)
-
-# MCP confirmations (tools marked "confirm"): how long the user has to answer, on the call's stream
-# (handshake-era clients) or before the sealed requestState of a 2026-07-28 retry expires.
-MCP_CONFIRM_SECONDS = _env_float("MCP_CONFIRM_SECONDS", 300.0)
+# Tenant agents (agents.conf.AgentSettings).
+_agents = AgentSettings(os.environ)
+AGENT_PROVIDERS = _agents.AGENT_PROVIDERS
+AGENT_KEY_ENCRYPTION_KEY = _agents.AGENT_KEY_ENCRYPTION_KEY
+AGENT_RUN_IN_PROCESS_WORKERS = _agents.AGENT_RUN_IN_PROCESS_WORKERS
+AGENT_RUN_TENANT_SHARE = _agents.AGENT_RUN_TENANT_SHARE
+AGENT_RUN_GRACE_SECONDS = _agents.AGENT_RUN_GRACE_SECONDS
+AGENT_RUN_RESEND_SECONDS = _agents.AGENT_RUN_RESEND_SECONDS
+AGENT_CANCEL_POLL_SECONDS = _agents.AGENT_CANCEL_POLL_SECONDS
+AGENT_EVENTS_POLL_SECONDS = _agents.AGENT_EVENTS_POLL_SECONDS
+AGENT_EVENTS_MAX_SECONDS = _agents.AGENT_EVENTS_MAX_SECONDS
+RETENTION_AGENT_RUN_DAYS = _agents.RETENTION_AGENT_RUN_DAYS
 
 # OAuth 2.1 for MCP clients (claude.ai, ChatGPT, VS Code): the platform's own authorization server,
 # django-oauth-toolkit configured for authorization code + PKCE S256 only, open dynamic registration
 # and client ID metadata documents, tokens and codes hashed at rest, refresh tokens rotated (a
 # replayed one ends the whole connection). PUBLIC_BASE_URL is the issuer and the origin of every
-# tenant's MCP resource URL: required in production (behind TLS the request cannot tell it); in
-# DEBUG it defaults to the request's own origin. OAUTH_CIMD_ALLOW_LOOPBACK lets a client metadata
-# document be fetched from 127.0.0.1 (local development and tests); private addresses never are.
-OAUTH_ACCESS_TOKEN_SECONDS = _env_int("OAUTH_ACCESS_TOKEN_SECONDS", 3600)
-OAUTH_REFRESH_TOKEN_DAYS = _env_int("OAUTH_REFRESH_TOKEN_DAYS", 30)
-OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("OAUTH_CIMD_ALLOW_LOOPBACK", DEBUG)
-# Open registration is bounded: the document's size, its redirect URIs (count and length, for
-# metadata documents too), registrations per source address an hour, and a registered client that
-# never completed a grant is deleted after OAUTH_UNUSED_CLIENT_HOURS (manage.py purge_expired).
-# A metadata document's fetch has one deadline in all (CIMD_FETCH_TIMEOUT_SECONDS, however slowly
-# the server drips), and at most OAUTH_CIMD_FETCHES_PER_HOST run at once for one host.
-OAUTH_REGISTRATION_MAX_BYTES = _env_int("OAUTH_REGISTRATION_MAX_BYTES", 16 * 1024)
-OAUTH_CLIENT_MAX_REDIRECT_URIS = _env_int("OAUTH_CLIENT_MAX_REDIRECT_URIS", 10)
-OAUTH_REDIRECT_URI_MAX_LENGTH = _env_int("OAUTH_REDIRECT_URI_MAX_LENGTH", 2000)
-OAUTH_REGISTRATIONS_PER_HOUR = _env_int("OAUTH_REGISTRATIONS_PER_HOUR", 20)
-OAUTH_UNUSED_CLIENT_HOURS = _env_int("OAUTH_UNUSED_CLIENT_HOURS", 24)
-OAUTH_CIMD_FETCHES_PER_HOST = _env_int("OAUTH_CIMD_FETCHES_PER_HOST", 2)
-# Wrong passwords at /accounts/login/: at most this many per (address, username) pair (the
-# agents-run block), per source address and per username in each window, then 429 without checking
-# (counted in Django's cache, see oauth/throttle.py). The per-username ceiling is generous: it only
-# bounds guessing spread over many addresses (oauth.views.LoginView says why).
-LOGIN_FAILURES_PER_USERNAME = _env_int("LOGIN_FAILURES_PER_USERNAME", 100)
-LOGIN_FAILURES_PER_SOURCE = _env_int("LOGIN_FAILURES_PER_SOURCE", 50)
-LOGIN_FAILURE_WINDOW_SECONDS = _env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900)
+# tenant's MCP resource URL. A metadata document's fetch has one deadline in all
+# (CIMD_FETCH_TIMEOUT_SECONDS, however slowly the server drips). Bounds: oauth.conf.
+_oauth = OAuthSettings(os.environ, DEBUG=DEBUG)
+OAUTH_ACCESS_TOKEN_SECONDS = _oauth.OAUTH_ACCESS_TOKEN_SECONDS
+OAUTH_REFRESH_TOKEN_DAYS = _oauth.OAUTH_REFRESH_TOKEN_DAYS
+OAUTH_CIMD_ALLOW_LOOPBACK = _oauth.OAUTH_CIMD_ALLOW_LOOPBACK
+OAUTH_REGISTRATION_MAX_BYTES = _oauth.OAUTH_REGISTRATION_MAX_BYTES
+OAUTH_CLIENT_MAX_REDIRECT_URIS = _oauth.OAUTH_CLIENT_MAX_REDIRECT_URIS
+OAUTH_REDIRECT_URI_MAX_LENGTH = _oauth.OAUTH_REDIRECT_URI_MAX_LENGTH
+OAUTH_REGISTRATIONS_PER_HOUR = _oauth.OAUTH_REGISTRATIONS_PER_HOUR
+OAUTH_UNUSED_CLIENT_HOURS = _oauth.OAUTH_UNUSED_CLIENT_HOURS
+OAUTH_CIMD_FETCHES_PER_HOST = _oauth.OAUTH_CIMD_FETCHES_PER_HOST
+_login = LoginSettings(os.environ)
+LOGIN_FAILURES_PER_USERNAME = _login.LOGIN_FAILURES_PER_USERNAME
+LOGIN_FAILURES_PER_SOURCE = _login.LOGIN_FAILURES_PER_SOURCE
+LOGIN_FAILURES_PER_SOURCE_AND_USERNAME = _login.LOGIN_FAILURES_PER_SOURCE_AND_USERNAME
+LOGIN_FAILURE_WINDOW_SECONDS = _login.LOGIN_FAILURE_WINDOW_SECONDS
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/accounts/"
 # A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a
@@ -577,78 +519,24 @@ OAUTH2_PROVIDER = {
     "CLIENT_SECRET_HASHER": "pbkdf2_sha256_secret",
 }
 
-# --- agents-run ---
-# Wrong passwords for one username from one source address before that pair gets 429 (see
-# LOGIN_FAILURES_PER_USERNAME above: the same window, the same counts).
-LOGIN_FAILURES_PER_SOURCE_AND_USERNAME = _env_int("LOGIN_FAILURES_PER_SOURCE_AND_USERNAME", 10)
+# Handlers' outbound requests (apps_runtime.conf.EgressSettings).
+_egress = EgressSettings(os.environ)
+EGRESS_ALLOWED_NETWORKS = _egress.EGRESS_ALLOWED_NETWORKS
+OUTBOUND_OAUTH_PROVIDERS = _egress.OUTBOUND_OAUTH_PROVIDERS
+EGRESS_MAX_REQUESTS_PER_CALL = _egress.EGRESS_MAX_REQUESTS_PER_CALL
+EGRESS_MAX_BYTES_PER_CALL = _egress.EGRESS_MAX_BYTES_PER_CALL
+EGRESS_MAX_REQUEST_BYTES = _egress.EGRESS_MAX_REQUEST_BYTES
+EGRESS_MAX_RESPONSE_BYTES = _egress.EGRESS_MAX_RESPONSE_BYTES
+EGRESS_MAX_CONCURRENT_PER_TENANT = _egress.EGRESS_MAX_CONCURRENT_PER_TENANT
+EGRESS_MAX_CONCURRENT = _egress.EGRESS_MAX_CONCURRENT
+EGRESS_CONNECT_TIMEOUT = _egress.EGRESS_CONNECT_TIMEOUT
+EGRESS_READ_TIMEOUT = _egress.EGRESS_READ_TIMEOUT
+EGRESS_MAX_REDIRECTS = _egress.EGRESS_MAX_REDIRECTS
+EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE = _egress.EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE
 
-# --- screens ---
-# Where screens' documents (tenant HTML and scripts) are served from, e.g. https://usercontent.example:
-# an origin on another site than the platform (its own registrable domain, checked at start by
-# apps_runtime.checks), so no cookie of the platform's ever reaches it. Unset: they are served from
-# the platform's own host, sandboxed to an opaque origin, which is as safe for cookies and storage.
-# The same deployment answers it (add its host to ALLOWED_HOSTS); PUBLIC_BASE_URL must be set then.
-SCREENS_ORIGIN = (os.environ.get("SCREENS_ORIGIN") or "").rstrip("/")
-# How long the signed link to a screen's document (minted by the host page for its visitor) is good for.
-SCREENS_GRANT_SECONDS = _env_int("SCREENS_GRANT_SECONDS", 600)
+# Screens (apps_runtime.conf.ScreensSettings).
+_screens = ScreensSettings(os.environ)
+SCREENS_ORIGIN = _screens.SCREENS_ORIGIN.rstrip("/")
+SCREENS_GRANT_SECONDS = _screens.SCREENS_GRANT_SECONDS
 # First: on the SCREENS_ORIGIN host nothing but screens' documents and the SDK is answered.
 MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
-
-# --- infra ---
-# Agent runs: a finished run (completed, failed, cancelled) and its steps are deleted this many days
-# after it ended (manage.py purge_expired; beat runs it hourly, the in-process clock with no broker).
-RETENTION_AGENT_RUN_DAYS = _env_float("RETENTION_AGENT_RUN_DAYS", 30.0)
-
-# --- fair-shares ---
-# A member (Caller.person_key) may take at most TENANT_MEMBER_SHARE_PERCENT of a tenant-wide cap,
-# always below the cap (core.member_shares): tasks waiting to start, runs queued a minute and
-# unfinished, stored bytes and error records kept. What a tenant stores outside records (bodies of
-# unfinished job runs, kept MCP task results, error records) counts against one quota,
-# TENANT_STORAGE_QUOTA_BYTES, a member's share of it included (apps_runtime.storage_quota).
-TENANT_MEMBER_SHARE_PERCENT = _env_int("TENANT_MEMBER_SHARE_PERCENT", 25)
-TENANT_STORAGE_QUOTA_BYTES = _env_int("TENANT_STORAGE_QUOTA_BYTES", 256 * 1024 * 1024)
-
-# --- sandbox-mem ---
-# What one tenant's warm workers may hold in all, per server process (docs/isolation.md, "Cost"): a worker
-# whose call takes its tenant over is recycled. Every SANDBOX_SUPERSEDED_CHECK_S seconds a server retires
-# its warm workers of app versions a deploy, rollback or undeploy made elsewhere superseded.
-SANDBOX_WARM_TENANT_MEMORY_MB = _env_int("SANDBOX_WARM_TENANT_MEMORY_MB", 512)
-SANDBOX_SUPERSEDED_CHECK_S = _env_float("SANDBOX_SUPERSEDED_CHECK_S", 5.0)
-
-# --- streams ---
-# 2026-07-28 subscriptions/listen streams (each an HTTP response held open): at most this many per
-# token or OAuth connection, per member (all their credentials) and per tenant, in each server
-# process; one more is refused (JSON-RPC -32029). Each stream ends gracefully after
-# MCP_LISTEN_STREAM_SECONDS (the client re-listens), and when its credential is revoked.
-MCP_LISTEN_STREAMS_PER_TOKEN = _env_int("MCP_LISTEN_STREAMS_PER_TOKEN", 10)
-MCP_LISTEN_STREAMS_PER_MEMBER = _env_int("MCP_LISTEN_STREAMS_PER_MEMBER", 20)
-MCP_LISTEN_STREAMS_PER_TENANT = _env_int("MCP_LISTEN_STREAMS_PER_TENANT", 200)
-MCP_LISTEN_STREAM_SECONDS = _env_float("MCP_LISTEN_STREAM_SECONDS", 3600.0)
-
-# --- egress ---
-# Networks a handler's outbound request may reach although they are loopback, private, link-local,
-# CGNAT, multicast or cloud metadata (always refused otherwise, after DNS and on every redirect), as
-# CIDRs: e.g. 127.0.0.1/32 for a test's fake API or the demo's status page. Default: none.
-EGRESS_ALLOWED_NETWORKS = _env_list("EGRESS_ALLOWED_NETWORKS", [])
-# OAuth providers members connect their own accounts to (manifest `connections`), JSON:
-# {"crm": {"authorize_url", "token_url", "client_id", "client_secret", "scopes": [...]}}.
-OUTBOUND_OAUTH_PROVIDERS = _env_json("OUTBOUND_OAUTH_PROVIDERS", {})
-# Outbound requests one handler call may make, and the bytes they may send and receive in all.
-EGRESS_MAX_REQUESTS_PER_CALL = _env_int("EGRESS_MAX_REQUESTS_PER_CALL", 20)
-EGRESS_MAX_BYTES_PER_CALL = _env_int("EGRESS_MAX_BYTES_PER_CALL", 8 * 1024 * 1024)
-# One request's body, and one response's (streamed; the request stops at the cap).
-EGRESS_MAX_REQUEST_BYTES = _env_int("EGRESS_MAX_REQUEST_BYTES", 1024 * 1024)
-EGRESS_MAX_RESPONSE_BYTES = _env_int("EGRESS_MAX_RESPONSE_BYTES", 2 * 1024 * 1024)
-# Outbound requests in flight at once, per tenant (in each process) and in all: a tenant whose upstream
-# hangs holds only its own share.
-EGRESS_MAX_CONCURRENT_PER_TENANT = _env_int("EGRESS_MAX_CONCURRENT_PER_TENANT", 4)
-EGRESS_MAX_CONCURRENT = _env_int("EGRESS_MAX_CONCURRENT", 64)
-# Per-request timeouts (seconds), each also cut to what is left of the route's time limit.
-EGRESS_CONNECT_TIMEOUT = _env_float("EGRESS_CONNECT_TIMEOUT", 5.0)
-EGRESS_READ_TIMEOUT = _env_float("EGRESS_READ_TIMEOUT", 15.0)
-EGRESS_MAX_REDIRECTS = _env_int("EGRESS_MAX_REDIRECTS", 5)
-# Outbound requests one tenant's handlers may start per minute (in each process).
-EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE = _env_int("EGRESS_MAX_REQUESTS_PER_TENANT_MINUTE", 600)
-# Outbound requests' audit rows: kept this many days, and at most this many per tenant (purge_expired).
-RETENTION_OUTBOUND_DAYS = _env_float("RETENTION_OUTBOUND_DAYS", 30.0)
-RETENTION_OUTBOUND_PER_TENANT = _env_int("RETENTION_OUTBOUND_PER_TENANT", 100_000)

@@ -3,20 +3,8 @@
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from core.setting_bounds import Bound, bound_errors
-
-BOUNDS = {
-    "OAUTH_REGISTRATION_MAX_BYTES": Bound(int, 1024),
-    "OAUTH_CLIENT_MAX_REDIRECT_URIS": Bound(int, 1),
-    "OAUTH_REDIRECT_URI_MAX_LENGTH": Bound(int, 20),
-    "OAUTH_REGISTRATIONS_PER_HOUR": Bound(int, 1),
-    "OAUTH_UNUSED_CLIENT_HOURS": Bound(int, 1),
-    "OAUTH_CIMD_FETCHES_PER_HOST": Bound(int, 1),
-    "LOGIN_FAILURES_PER_USERNAME": Bound(int, 1),
-    "LOGIN_FAILURES_PER_SOURCE": Bound(int, 1),
-    "LOGIN_FAILURES_PER_SOURCE_AND_USERNAME": Bound(int, 1),
-    "LOGIN_FAILURE_WINDOW_SECONDS": Bound(int, 1),
-}
+from core.setting_bounds import group_errors
+from oauth.conf import GROUPS
 
 # The checks that matter only where the platform faces clients: `check --deploy` and `serve` (which
 # runs them once at start) report them; other commands stay quiet about them.
@@ -25,7 +13,7 @@ PUBLIC_ORIGIN_TAG = "public_origin"
 
 @register()
 def check_oauth_settings(app_configs, **kwargs) -> list:
-    errors = bound_errors(BOUNDS, "oauth.E002")
+    errors = group_errors(GROUPS, "oauth.E002")
     base = settings.PUBLIC_BASE_URL
     if base and (not base.startswith(("https://", "http://")) or base.endswith("/") or base.count("/") > 2):
         errors.append(

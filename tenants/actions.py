@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Field
 from django.utils import timezone
 
 from tenants.authority import (
@@ -32,7 +34,12 @@ MAX_ROLES = 100
 
 
 def _audit(
-    tenant: Tenant, acting_user: User | None, action: str, target: str = "", old=None, new=None
+    tenant: Tenant,
+    acting_user: User | None,
+    action: str,
+    target: str = "",
+    old: object = None,
+    new: object = None,
 ) -> None:
     TenantAuditLog.objects.create(
         tenant=tenant, acting_user=acting_user, action=action, target=target, old_value=old, new_value=new
@@ -40,7 +47,13 @@ def _audit(
 
 
 def record_audit(
-    tenant: Tenant, action: str, target: str = "", *, acting_user: User | None, old=None, new=None
+    tenant: Tenant,
+    action: str,
+    target: str = "",
+    *,
+    acting_user: User | None,
+    old: object = None,
+    new: object = None,
 ) -> None:
     """One line of the tenant's audit log, for a change made outside this module (deploys)."""
     _audit(tenant, acting_user, action, target, old=old, new=new)
@@ -139,7 +152,7 @@ def add_member(
         require_may_grant_superuser(acting_user)
     roles = clean_roles(roles if roles is not None else [])
     user_model = get_user_model()
-    validators = user_model._meta.get_field(user_model.USERNAME_FIELD).validators
+    validators = cast(Field, user_model._meta.get_field(user_model.USERNAME_FIELD)).validators
     if not isinstance(username, str) or not username or any(not _valid(v, username) for v in validators):
         raise InvalidValue("username", username, "letters, digits and @/./+/-/_ only")
     with transaction.atomic():
@@ -200,7 +213,7 @@ def _change_membership(
     bump_state_version(tenant)
 
 
-def _valid(validator, value: str) -> bool:
+def _valid(validator: Callable[[str], object], value: str) -> bool:
     try:
         validator(value)
     except ValidationError:
@@ -265,7 +278,7 @@ def issue_token(
     return token, secret.token
 
 
-def _token_expiry(expires_days: int | None):
+def _token_expiry(expires_days: int | None) -> datetime | None:
     """When a token issued now for ``expires_days`` expires; None for never.
 
     Raises:

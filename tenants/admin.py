@@ -7,11 +7,14 @@ call, so an admin edit is validated, audited, bumps the tenant's state and has t
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from django.contrib import admin, messages
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.forms import BaseInlineFormSet, BaseModelFormSet, ModelForm
+from django.forms import BaseInlineFormSet, BaseModelFormSet, ModelChoiceField, ModelForm
 from django.http import HttpRequest
 
 from tenants import actions
@@ -62,23 +65,30 @@ class ReadOnlyAdmin(AllTenantsAdmin):
         return False
 
 
-def _setting_column(key: str):
+def _setting_column(key: str) -> Callable[[Tenant], Any]:
+    @admin.display(description=setting_words(key), boolean=SETTINGS[key].is_switch)
     def column(obj: Tenant) -> SettingValue:
         return obj.setting(key)
 
-    column.short_description = setting_words(key)
-    column.boolean = SETTINGS[key].is_switch
     return column
 
 
-def _toggle_action(key: str, value: bool):
+def _toggle_action(key: str, value: bool) -> Callable[[admin.ModelAdmin, HttpRequest, QuerySet], None]:
+    @admin.action(description=f"Switch {key} {'on' if value else 'off'}")
     def action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
         for tenant in queryset:
-            actions.set_tenant_setting(tenant, key, value, acting_user=request.user)
+            actions.set_tenant_setting(tenant, key, value, acting_user=operator(request))
 
     action.__name__ = f"set_{key}_{'on' if value else 'off'}"
-    action.short_description = f"Switch {key} {'on' if value else 'off'}"
     return action
+
+
+def operator(request: HttpRequest) -> AbstractBaseUser:
+    """The signed-in platform superuser acting through these pages (every one requires one)."""
+    user = request.user
+    if not isinstance(user, AbstractBaseUser):
+        raise PermissionDenied
+    return user
 
 
 def _adopt(obj: Any, saved: Any) -> None:
@@ -94,7 +104,8 @@ class MembershipRows(BaseInlineFormSet):
 
     def add_fields(self, form: ModelForm, index: int | None) -> None:
         super().add_fields(form, index)
-        form.fields["id"].queryset = Membership.objects.filter(tenant_id=self.instance.pk)
+        rows = cast(ModelChoiceField, form.fields["id"])
+        rows.queryset = Membership.objects.filter(tenant_id=self.instance.pk)
 
 
 class MembershipInline(admin.TabularInline):
@@ -117,12 +128,12 @@ def _save_membership_rows(tenant: Tenant, formset: BaseModelFormSet, request: Ht
     for form in formset.initial_forms:
         username = form.instance.user.get_username()
         if form in deleted:
-            actions.remove_member(tenant, username, acting_user=request.user)
+            actions.remove_member(tenant, username, acting_user=operator(request))
             formset.deleted_objects.append(form.instance)
         elif form.has_changed():
             data = form.cleaned_data
             actions.update_member(
-                tenant, username, roles=data["roles"], admin=data["is_admin"], acting_user=request.user
+                tenant, username, roles=data["roles"], admin=data["is_admin"], acting_user=operator(request)
             )
             formset.changed_objects.append((form.instance, form.changed_data))
     for form in formset.extra_forms:
@@ -135,7 +146,7 @@ def _save_membership_rows(tenant: Tenant, formset: BaseModelFormSet, request: Ht
                 data["user"].get_username(),
                 roles=data["roles"],
                 admin=data["is_admin"],
-                acting_user=request.user,
+                acting_user=operator(request),
             )
         )
 
@@ -167,15 +178,15 @@ class TenantAdmin(PlatformOperatorAdmin):
 
     def save_model(self, request: HttpRequest, obj: Tenant, form: TenantAdminForm, change: bool) -> None:
         if change:
-            actions.rename_tenant(obj, form.cleaned_data["name"], acting_user=request.user)
+            actions.rename_tenant(obj, form.cleaned_data["name"], acting_user=operator(request))
         else:
             created = actions.create_tenant(
-                obj.slug, name=obj.name, prefix=obj.mcp_prefix, acting_user=request.user
+                obj.slug, name=obj.name, prefix=obj.mcp_prefix, acting_user=operator(request)
             )
             _adopt(obj, created)
         for key, value in form.setting_values().items():
             if obj.setting(key) != value:
-                actions.set_tenant_setting(obj, key, value, acting_user=request.user)
+                actions.set_tenant_setting(obj, key, value, acting_user=operator(request))
 
     def save_formset(
         self, request: HttpRequest, form: ModelForm, formset: BaseModelFormSet, change: bool
@@ -199,16 +210,20 @@ class MembershipAdmin(AllTenantsAdmin):
         username = obj.user.get_username()
         if change:
             actions.update_member(
-                obj.tenant, username, roles=data["roles"], admin=data["is_admin"], acting_user=request.user
+                obj.tenant,
+                username,
+                roles=data["roles"],
+                admin=data["is_admin"],
+                acting_user=operator(request),
             )
             return
         saved = actions.add_member(
-            obj.tenant, username, roles=data["roles"], admin=data["is_admin"], acting_user=request.user
+            obj.tenant, username, roles=data["roles"], admin=data["is_admin"], acting_user=operator(request)
         )
         _adopt(obj, saved)
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        actions.remove_member(obj.tenant, obj.user.get_username(), acting_user=request.user)
+        actions.remove_member(obj.tenant, obj.user.get_username(), acting_user=operator(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for membership in queryset.select_related("tenant", "user"):
@@ -241,15 +256,17 @@ class ApiTokenAdmin(AllTenantsAdmin):
         # Revoked rows stay: the MCP audit refers to them, and revoking is audited.
         return False
 
-    def get_form(self, request: HttpRequest, obj: ApiToken | None = None, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: ApiToken | None = None, change: bool = False, **kwargs: Any
+    ) -> type[ModelForm]:
         if obj is None:
-            kwargs["form"] = type("TokenAddForm", (TokenAddForm,), {"acting_user": request.user})
-        return super().get_form(request, obj, **kwargs)
+            kwargs["form"] = type("TokenAddForm", (TokenAddForm,), {"acting_user": operator(request)})
+        return super().get_form(request, obj, change, **kwargs)
 
-    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None):
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ["tenant", "user", "name", "read_only", "expires_days"]
-        return ["tenant", "user", "name", "key_id", "read_only", "expires_at", "last_used_at", "revoked_at"]
+            return ("tenant", "user", "name", "read_only", "expires_days")
+        return ("tenant", "user", "name", "key_id", "read_only", "expires_at", "last_used_at", "revoked_at")
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
         token, raw = actions.issue_token(
@@ -258,7 +275,7 @@ class ApiTokenAdmin(AllTenantsAdmin):
             name=obj.name,
             read_only=obj.read_only,
             expires_days=form.cleaned_data.get("expires_days"),
-            acting_user=request.user,
+            acting_user=operator(request),
         )
         _adopt(obj, token)
         messages.warning(request, f"Copy this token now, it is not shown again: {raw}")
@@ -266,7 +283,7 @@ class ApiTokenAdmin(AllTenantsAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet) -> None:
         for token in queryset.select_related("tenant"):
-            actions.revoke_token(token, acting_user=request.user)
+            actions.revoke_token(token, acting_user=operator(request))
 
 
 @admin.register(TenantAuditLog)

@@ -21,7 +21,7 @@ PLATFORM_OPERATORS = "platform superusers"
 
 def is_platform_operator(acting_user: AbstractBaseUser | None) -> bool:
     """The shell operator (None) or a platform superuser: both may do anything to any tenant."""
-    return acting_user is None or bool(acting_user.is_superuser)
+    return acting_user is None or bool(getattr(acting_user, "is_superuser", False))
 
 
 def require_platform_operator(what: str, acting_user: AbstractBaseUser | None) -> None:
@@ -62,7 +62,7 @@ def standing(tenant: Tenant, user: AbstractBaseUser | AnonymousUser | None) -> S
     if user is None:
         return Standing(membership=None, operator=True)
     membership = Membership.objects.for_tenant(tenant).filter(user_id=user.pk).first() if user.pk else None
-    return Standing(membership=membership, operator=bool(user.is_superuser))
+    return Standing(membership=membership, operator=bool(getattr(user, "is_superuser", False)))
 
 
 def is_tenant_member(tenant: Tenant, user: AbstractBaseUser | AnonymousUser | None) -> bool:

@@ -111,7 +111,7 @@ def caller_for(
         user_id=user.pk,
         username=user.get_username(),
         is_member=membership is not None,
-        is_superuser=user.is_superuser,
+        is_superuser=bool(getattr(user, "is_superuser", False)),
         is_tenant_admin=found.is_admin,
         roles=frozenset(membership.roles if membership else ()),
         token_id=token.pk if token else None,
@@ -198,7 +198,7 @@ def caller_for_grant(
         InvalidToken: the user is inactive, or no longer a member of the tenant.
     """
     key = f"oauth-grant:{grant_id}"
-    identity = (user.pk, user.get_username(), user.is_superuser, user.is_active)
+    identity = (user.pk, user.get_username(), getattr(user, "is_superuser", False), user.is_active)
     stamp = (tenant.state_key, identity, client_id, read_only)
     caller = callers.get(key, stamp)
     if caller is None:
@@ -266,5 +266,7 @@ def _caller_of_credential(tenant: Tenant, stored: Caller) -> Caller | None:
             client_id=stored.oauth_client_id or "",
             read_only=read_only,
         )
-    user = get_user_model().objects.filter(pk=stored.user_id, is_active=True).first()
-    return caller_for(tenant, user) if user is not None else None
+    if stored.user_id is None:
+        return None
+    person = get_user_model().objects.filter(pk=stored.user_id, is_active=True).first()
+    return caller_for(tenant, person) if person is not None else None

@@ -6,7 +6,7 @@ The writes themselves are the actions' (see ``tenants.admin``); a form only vali
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
@@ -38,7 +38,7 @@ class RolesField(forms.CharField):
     def prepare_value(self, value: Any) -> Any:
         return ", ".join(value) if isinstance(value, list | tuple) else value
 
-    def to_python(self, value: Any) -> list[str]:
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]  # a list is the point
         return parse_roles(super().to_python(value))
 
 
@@ -52,6 +52,7 @@ class TenantAdminForm(forms.ModelForm):
         current = self.instance.get_settings() if self.instance.pk else {}
         for key, spec in SETTINGS.items():
             initial = current.get(key, spec.default)
+            field: forms.Field
             if spec.is_switch:
                 field = forms.BooleanField(
                     label=setting_label(key), required=False, initial=initial, help_text=spec.help
@@ -61,7 +62,7 @@ class TenantAdminForm(forms.ModelForm):
                 field = forms.ChoiceField(
                     label=setting_label(key),
                     required=False,
-                    choices=[("", "---------"), *((c, c) for c in spec.choices)],
+                    choices=[("", "---------"), *((c, c) for c in spec.choices or ())],
                     initial=initial,
                     help_text=spec.help,
                 )
@@ -86,7 +87,7 @@ class TenantAdminForm(forms.ModelForm):
             self.fields[f"setting_{key}"] = field
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = cast(dict[str, Any], super().clean())  # ModelForm.clean returns cleaned_data
         for key, spec in SETTINGS.items():
             name = f"setting_{key}"
             if spec.is_object and name in data:
@@ -146,7 +147,7 @@ class TokenAddForm(forms.ModelForm):
         fields = ["tenant", "user", "name", "read_only"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = cast(dict[str, Any], super().clean())  # ModelForm.clean returns cleaned_data
         tenant, user = data.get("tenant"), data.get("user")
         if tenant and user:
             try:

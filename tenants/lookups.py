@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -130,7 +130,10 @@ def attnames(model: type[Model]) -> list[str]:
     return [field.attname for field in model._meta.concrete_fields]
 
 
-def instance(model: type[Model], row: dict[str, Any], prefix: str = "") -> Model:
+M = TypeVar("M", bound=Model)
+
+
+def instance(model: type[M], row: dict[str, Any], prefix: str = "") -> M:
     """A model instance as the ORM would load it, from the fields of ``row`` under ``prefix``."""
     names, positions = _layout(model, tuple(row), prefix)
     values = list(row.values())

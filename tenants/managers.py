@@ -8,6 +8,7 @@ maintenance) uses the explicit ``all_tenants`` manager.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
@@ -27,13 +28,15 @@ class TenantScopedQuerySet(models.QuerySet):
         super().__init__(*args, **kwargs)
         self._tenant_scoped = False
 
+    # _clone and _filter_or_exclude are QuerySet internals the stubs leave out: the one way to carry the
+    # scope flag through every chained call.
     def _clone(self) -> TenantScopedQuerySet:
-        clone = super()._clone()
+        clone = super()._clone()  # type: ignore[misc]
         clone._tenant_scoped = self._tenant_scoped
         return clone
 
     def _filter_or_exclude(self, negate: bool, args: Any, kwargs: Any) -> TenantScopedQuerySet:
-        clone = super()._filter_or_exclude(negate, args, kwargs)
+        clone = super()._filter_or_exclude(negate, args, kwargs)  # type: ignore[misc]
         if not negate and any(key in _TENANT_KEYS for key in kwargs):
             clone._tenant_scoped = True
         return clone
@@ -54,7 +57,7 @@ class TenantScopedQuerySet(models.QuerySet):
             self._require_scope()
         super()._fetch_all()
 
-    def iterator(self, *args: Any, **kwargs: Any):
+    def iterator(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
         self._require_scope()
         return super().iterator(*args, **kwargs)
 
@@ -81,5 +84,5 @@ class TenantScopedQuerySet(models.QuerySet):
         return super().delete()
 
 
-class TenantScopedManager(models.Manager.from_queryset(TenantScopedQuerySet)):
+class TenantScopedManager(models.Manager.from_queryset(TenantScopedQuerySet)):  # type: ignore[misc]
     """Default manager of tenant-owned models: use ``for_tenant`` before anything else."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from tenants.exceptions import InvalidValue, UnknownSetting
 from tenants.rate_limit_rule import EXAMPLE, rate_limit_messages
@@ -50,26 +51,29 @@ class SettingSpec:
         ``"yes"``, ``"on"``, ``0`` for a switch, ``"5"`` or ``5.0`` for an integer and ``"Search"`` for
         a choice are refused, so the API, the admin, the console and the command agree.
         """
-        if self.is_object:
+        if self.object_problems is not None:
             problems = self.object_problems(value) if value is not None else []
             if not problems:
-                return value
+                return cast(dict | None, value)  # the rule accepted it: a JSON object
             raise InvalidValue(self.key, value, "; ".join(problems) + "; or null for none")
-        if self.is_choice:
+        if self.choices is not None:
             if isinstance(value, str) and value in self.choices:
                 return value
         elif self.is_switch:
             if isinstance(value, bool):
                 return value
-        elif isinstance(value, int) and not isinstance(value, bool) and self.minimum <= value <= self.maximum:
+        elif isinstance(value, int) and not isinstance(value, bool) and self._in_range(value):
             return value
         raise InvalidValue(self.key, value, self.rule)
+
+    def _in_range(self, value: int) -> bool:
+        return self.minimum is not None and self.maximum is not None and self.minimum <= value <= self.maximum
 
     @property
     def rule(self) -> str:
         if self.is_object:
             return "use a JSON object as the setting's help shows, or null for none"
-        if self.is_choice:
+        if self.choices is not None:
             return "use one of " + ", ".join(self.choices)
         return (
             "use true or false" if self.is_switch else f"use an integer from {self.minimum} to {self.maximum}"

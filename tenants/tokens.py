@@ -12,8 +12,8 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
-from django.db import models
 from django.utils import timezone
 
 from tenants.exceptions import InvalidToken
@@ -106,9 +106,9 @@ def check_token_usable(token: ApiToken) -> ApiToken:
     return token
 
 
-def touch_last_used(row: models.Model) -> None:
-    """Record that a credential row (an API token, an OAuth connection) was used now, writing its
-    ``last_used_at`` at most once a ``LAST_USED_RESOLUTION``."""
+def touch_last_used(row: Any) -> None:
+    """Record that a credential row (an API token, an OAuth connection: a model instance with a
+    ``last_used_at`` field) was used now, writing it at most once a ``LAST_USED_RESOLUTION``."""
     now = timezone.now()
     if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
         type(row)._base_manager.filter(pk=row.pk).update(last_used_at=now)

@@ -17,6 +17,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
+from apps_runtime.handler_contract import IMAGE_MIME_TYPES
 from apps_runtime.manifest.problems import Problem, child, pointer
 from apps_runtime.manifest.resources import (
     RouteInfo,
@@ -25,7 +26,6 @@ from apps_runtime.manifest.resources import (
     completion_route_problems,
     iter_items,
 )
-from apps_runtime.sandbox.runtime.sdk import IMAGE_MIME_TYPES
 
 MESSAGE_KINDS = ("text", "resource", "image")
 

@@ -8,6 +8,7 @@ routes and path parameters, metaschema validity of embedded schemas, cron fields
 
 from typing import Any
 
+from apps_runtime import conf
 from apps_runtime.auth_expr import ROLE_NAME_PATTERN
 from tenants.rate_limit_rule import RATE_LIMIT_SCHEMA
 from tenants.tenant_settings import setting_spec
@@ -25,7 +26,7 @@ TOOL_ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "o
 TIMEOUT_MS_MIN = 100
 TIMEOUT_MS_MAX = 30_000  # a route's limit, unless only task tools use it (``long_runs.py``)
 # The absolute limit of a task tool's route; TASK_MAX_TIMEOUT_MS (a setting, at most this) is the real one.
-TASK_TIMEOUT_MS_CEILING = 60 * 60 * 1000
+TASK_TIMEOUT_MS_CEILING = conf.TASK_TIMEOUT_MS_CEILING
 TASK_SUPPORT = ("optional", "required")
 TOOL_DESCRIPTION_MAX = 2000
 # Resources and prompts (``mcp.resources``, ``mcp.prompts``): names follow the tools' rule.

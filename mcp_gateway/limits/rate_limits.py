@@ -11,7 +11,7 @@ A tool with no limit costs nothing here: no query and no Redis round trip.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import mcp.types as types
 
@@ -21,8 +21,16 @@ from tenants.callers import Caller
 from tenants.models import Tenant
 from tenants.rate_limit_rule import RateLimit
 
-if TYPE_CHECKING:  # the limits layer reads a catalog entry's fields; it imports nothing above it
-    from mcp_gateway.tools.catalog import CatalogEntry
+
+class CatalogEntry(Protocol):
+    """What the limits read of a tool (``tools.catalog.CatalogEntry`` is one; limits import nothing above)."""
+
+    @property
+    def wire_name(self) -> str: ...
+
+    @property
+    def rate_limit(self) -> RateLimit | None: ...
+
 
 # The clock the windows are cut from; a seam for tests, which move it instead of waiting.
 clock = time.time

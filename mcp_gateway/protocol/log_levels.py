@@ -11,7 +11,7 @@ import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from apps_runtime.sandbox.runtime.protocol import LOG_LEVELS
+from apps_runtime.handler_contract import LOG_LEVELS
 from core.caches import BoundedCache
 
 SESSION_HEADER = "mcp-session-id"

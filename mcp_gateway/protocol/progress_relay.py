@@ -25,7 +25,7 @@ import anyio
 import mcp.types as types
 from mcp.server import ServerRequestContext
 
-from apps_runtime.sandbox.runtime.protocol import PROGRESS_BURST, progress_pacer
+from apps_runtime.handler_contract import PROGRESS_BURST, progress_pacer
 from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.context import streamed
 

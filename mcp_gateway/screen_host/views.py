@@ -30,8 +30,8 @@ from apps_runtime.exceptions import (
     RouteNotFound,
     RuntimeDomainError,
 )
+from apps_runtime.handler_contract import FrameRejected, decode_frame
 from apps_runtime.manifest import defaults
-from apps_runtime.sandbox.runtime.protocol import FrameRejected, decode_frame
 from apps_runtime.screen_documents import SANDBOX_FLAGS, ScreenGrant, document_origin, document_path
 from core.problems import error_response
 from mcp_gateway.exceptions import InternalError, Unavailable

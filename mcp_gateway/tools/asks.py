@@ -19,7 +19,7 @@ from typing import Any
 import mcp.types as types
 from pydantic import TypeAdapter, ValidationError
 
-from apps_runtime.sandbox.runtime.sdk import CAPABILITY_OF, ELICIT, ROOTS, SAMPLE
+from apps_runtime.handler_contract import CAPABILITY_OF, ELICIT, ROOTS, SAMPLE
 
 MAX_QUESTIONS = 8
 MAX_ROUNDS = 5  # rounds of questions in one call (or one task's run)

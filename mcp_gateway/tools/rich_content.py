@@ -27,7 +27,7 @@ from typing import Any
 import mcp.types as types
 from django.conf import settings
 
-from apps_runtime.sandbox.runtime.sdk import AUDIO_MIME_TYPES, IMAGE_MIME_TYPES
+from apps_runtime.handler_contract import AUDIO_MIME_TYPES, IMAGE_MIME_TYPES
 from mcp_gateway.tools.token_estimate import json_bytes
 
 CONTENT = "content"

@@ -21,7 +21,7 @@ class _TenantPermission(BasePermission):
         raise NotImplementedError
 
     def has_permission(self, request: Request, view: APIView) -> bool:
-        tenant = view.tenant
+        tenant = view.slug_tenant
         token = request.auth if isinstance(request.auth, ApiToken) else None
         if token is not None:
             if tenant is None or token.tenant_id != tenant.pk:

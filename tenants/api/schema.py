@@ -1,5 +1,7 @@
 """OpenAPI for the bearer-token authenticator: the schema names the scheme instead of warning."""
 
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
@@ -9,7 +11,7 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "tenants.api.authentication.BearerTokenAuthentication"
     name = "bearerToken"
 
-    def get_security_definition(self, auto_schema) -> dict:
+    def get_security_definition(self, auto_schema: Any) -> dict:
         return {
             "type": "http",
             "scheme": "bearer",

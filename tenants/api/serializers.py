@@ -91,6 +91,8 @@ class _SettingRule:
     DRF's own fields also take "yes", "on", 0 (booleans) or "5", 5.0 (integers), which the command refuses.
     """
 
+    field_name: str  # the DRF field's, set when the serializer binds it
+
     def to_internal_value(self, data: object) -> SettingValue:
         try:
             return clean_setting_value(self.field_name, data)
@@ -118,7 +120,7 @@ def setting_field(spec: SettingSpec) -> serializers.Field:
     if spec.is_switch:
         return SwitchSettingField(required=False, help_text=spec.help)
     if spec.is_choice:
-        return ChoiceSettingField(choices=list(spec.choices), required=False, help_text=spec.help)
+        return ChoiceSettingField(choices=list(spec.choices or ()), required=False, help_text=spec.help)
     if spec.is_object:
         return ObjectSettingField(required=False, allow_null=True, help_text=spec.help)
     return IntegerSettingField(

@@ -30,13 +30,21 @@ class TenantAPIView(APIView):
     """A view under /api/tenants/<slug>/: resolves the tenant before the permission check."""
 
     permission_classes = [IsTenantAdmin]
-    tenant: Tenant | None = None
+    # The slug's tenant; None (a slug nobody has) only while the permission check runs.
+    slug_tenant: Tenant | None = None
+
+    @property
+    def tenant(self) -> Tenant:
+        """The URL's tenant: handlers run only after ``initial`` found it."""
+        if self.slug_tenant is None:
+            raise TenantNotFound(self.kwargs["slug"])
+        return self.slug_tenant
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        self.tenant = tenant_by_slug(kwargs["slug"])
+        self.slug_tenant = tenant_by_slug(kwargs["slug"])
         super().initial(request, *args, **kwargs)
         # Only superusers learn that a tenant does not exist; others were refused above.
-        if self.tenant is None:
+        if self.slug_tenant is None:
             raise TenantNotFound(kwargs["slug"])
 
 

@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.slow
-PACKAGE = Path(__file__).resolve().parents[2] / "lowcode_platform"
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "lowcode_platform"
 PRINT_DEBUG = "from lowcode_platform import settings; print(settings.DEBUG)"
 
 
 def _settings_in(checkout: Path, dotenv: str | None, **env: str) -> subprocess.CompletedProcess:
-    """Import the settings of a copy of the package at ``checkout``, with that checkout's .env."""
+    """Import the settings of a copy of the package at ``checkout``, with that checkout's .env.
+
+    The other packages (whose ``conf.py`` declare the settings) come from this repository.
+    """
     shutil.copytree(PACKAGE, checkout / "lowcode_platform", ignore=shutil.ignore_patterns("__pycache__"))
     if dotenv is not None:
         (checkout / ".env").write_text(dotenv)
@@ -24,7 +28,12 @@ def _settings_in(checkout: Path, dotenv: str | None, **env: str) -> subprocess.C
     return subprocess.run(
         [sys.executable, "-c", PRINT_DEBUG],
         cwd=checkout,
-        env={**base, "PYTHONPATH": str(checkout), "PLATFORM_VAR_DIR": str(checkout / "var"), **env},
+        env={
+            **base,
+            "PYTHONPATH": os.pathsep.join([str(checkout), str(REPO)]),
+            "PLATFORM_VAR_DIR": str(checkout / "var"),
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=60,
