@@ -34,7 +34,7 @@ from mcp_gateway.tools.builtins import SEARCH_TOOLS
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import run_call
 from mcp_gateway.tools.catalog import CatalogEntry, listed_tools, visible_tools
-from mcp_gateway.tools.confirmation import FIELD, Confirmation, Verdict
+from mcp_gateway.tools.confirmation import Confirmation, Verdict
 from tenants.callers import Caller
 from tenants.models import Tenant
 
@@ -136,7 +136,7 @@ class GatewayToolset(AbstractToolset[None]):
             text = f"Tool error: the platform failed {error_id_note(err.error_id)}."
         else:
             if isinstance(result, Asked) and result.confirms:
-                question = result.requests[FIELD].params.message
+                question = result.confirmation_message
                 step = self.recorder.awaiting_approval(name, tool_call_id, arguments, question)
                 raise ApprovalRequired({"step": step})
             # A handler that asks its caller questions (``request.ask``) gets no answer from an agent.

@@ -34,7 +34,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import mcp.types as types
@@ -129,7 +129,7 @@ def _prompt(
     return prompts.get_prompt(call, name, arguments, answers=answers)
 
 
-def _refused_prompt(reason: str) -> types.GetPromptResult:
+def _refused_prompt(reason: str) -> NoReturn:
     raise RequestRefused(f"The prompt cannot be made: {reason}.")
 
 
@@ -142,9 +142,11 @@ async def _modern_round(call: CallContext, params: Params, run: Run, refuse: Cal
     given = checked_answers(params.input_responses)  # AnswersRefused: -32602 (protocol.errors)
     if "nonce" in claims:
         given.pop(FIELD, None)  # the answer to the confirmation, not to a handler's question
-    carried = claims.get("answers") if isinstance(claims.get("answers"), dict) else {}
+    raw_answers = claims.get("answers")
+    carried = raw_answers if isinstance(raw_answers, dict) else {}
     answers = {**given, **{k: v for k, v in carried.items() if isinstance(v, dict)}}
-    rounds = claims.get("rounds") if type(claims.get("rounds")) is int else 0
+    raw_rounds = claims.get("rounds")
+    rounds = raw_rounds if type(raw_rounds) is int else 0
     outcome = await in_thread(run, confirmation, answers)
     if not isinstance(outcome, Asked):
         return outcome

@@ -20,7 +20,7 @@ from mcp_gateway.tools.asks import Asked
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.calls import run_call
 from mcp_gateway.tools.catalog import catalog_for
-from mcp_gateway.tools.confirmation import FIELD, Confirmation, Verdict
+from mcp_gateway.tools.confirmation import Confirmation, Verdict
 from mcp_gateway.tools.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -64,7 +64,7 @@ def call_from_screen(
     )
     result = run_call(call, name, arguments, confirmation)
     if isinstance(result, Asked) and result.confirms:
-        return Question(result.requests[FIELD].params.message)
+        return Question(result.confirmation_message)
     if isinstance(result, Asked):
         return error_result(NO_QUESTIONS)
     return result

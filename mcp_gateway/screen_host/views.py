@@ -167,6 +167,8 @@ def tools_call(request: HttpRequest, tenant_slug: str, app_name: str, screen_nam
         outcome = call_from_screen(tenant, caller, app_name, name, arguments, confirmed)
     except (Unavailable, InternalError) as err:
         mapped = rpc_error(err)  # the MCP endpoint's code for it (protocol.errors chooses)
+        if mapped is None:  # not one the gateway expects: a platform failure with its id
+            raise
         return JsonResponse({"error": {"code": mapped.error.code, "message": mapped.error.message}})
     if isinstance(outcome, Question):
         return JsonResponse({"confirm": {"message": outcome.message}})

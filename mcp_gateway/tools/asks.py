@@ -65,6 +65,12 @@ class Asked:
     requests: dict[str, types.InputRequest]
     confirms: bool = False
 
+    @property
+    def confirmation_message(self) -> str:
+        """The text of the confirmation question (``confirms`` only)."""
+        params = next(iter(self.requests.values())).params  # a confirmation asks one question
+        return str(getattr(params, "message", ""))
+
     def capabilities_needed(self) -> set[str]:
         return {CAPABILITY_OF[request.method] for request in self.requests.values()}
 

@@ -91,5 +91,5 @@ class CallContext:
         """The origin absolute links use: PUBLIC_BASE_URL, else the request's (None outside one)."""
         return settings.PUBLIC_BASE_URL or self.origin or None
 
-    def replace(self, **changes: object) -> CallContext:
+    def replace(self, **changes: Any) -> CallContext:
         return dataclasses.replace(self, **changes)
