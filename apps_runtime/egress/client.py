@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 import httpx2
 from django.conf import settings
@@ -321,12 +321,19 @@ def _location(base: httpx2.URL, location: str) -> httpx2.URL:
 def _redirected(outgoing: _Outgoing, status: int, url: httpx2.URL, values: dict[str, str]) -> _Outgoing:
     """The next hop (its destination checked already), as browsers and httpx follow one."""
     headers = dict(outgoing.headers)
-    if (url.scheme, url.host, _port(url)) != (outgoing.url.scheme, outgoing.url.host, _port(outgoing.url)):
-        headers.pop("authorization", None)  # a connection's token is for its own service only
     method, body, content_type = outgoing.method, outgoing.body, outgoing.content_type
     if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
         method, body, content_type = "GET", None, None
         headers.pop("content-type", None)
+    if (url.scheme, url.host, _port(url)) != (outgoing.url.scheme, outgoing.url.host, _port(outgoing.url)):
+        # A secret or a connection's token is for the destination the handler named, never for
+        # wherever that destination sends the request on (even another host of the app's egress).
+        headers.pop("authorization", None)
+        headers = {name: value for name, value in headers.items() if _scrub(value, values) == value}
+        if body is not None and _carries(body, values):
+            raise Refused(
+                f"a {status} redirect to another host ({url.host}) would send on a body holding a secret"
+            )
     return _Outgoing(method, url, _scrub(url.path, values)[:500], headers, body, content_type)
 
 
@@ -399,6 +406,12 @@ def _response_headers(response: httpx2.Response) -> dict[str, str]:
         name = name.lower()
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
+
+
+def _carries(body: bytes, values: dict[str, str]) -> bool:
+    """Whether ``body`` holds one of ``values`` (as put in place: plain, JSON-escaped or form-encoded)."""
+    text = body.decode("utf-8", "replace")
+    return any(form in text for v in values.values() if v for form in (v, json.dumps(v)[1:-1], quote_plus(v)))
 
 
 def _scrub(text: str, values: dict[str, str]) -> str:

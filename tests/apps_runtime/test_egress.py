@@ -353,3 +353,36 @@ def test_a_dns_lookup_that_hangs_ends_with_the_connect_timeout(call, api, settin
         released.set()
     assert body == {"refused": "fake.test does not resolve", "retryable": True}
     assert api.seen == []
+
+
+def test_a_secret_never_follows_a_redirect_to_another_host(call, api, app):
+    # fake.test is in egress too, and resolves to the same fake API: only the host name differs.
+    set_secret(app, "API_KEY", SECRET_VALUE)
+    transport.set_resolver(lambda host, port: ["127.0.0.1"])
+    target = f"http://fake.test:{api.port}/landed"
+    _, body = call(url=f"{api.base}/redirect?to={target}", secret="API_KEY")
+    assert body["status"] == 200 and body["json"]["path"] == "/landed"
+    assert api.seen[0].headers["x-api-key"] == SECRET_VALUE
+    assert "x-api-key" not in api.seen[-1].headers
+    assert SECRET_VALUE.encode() not in api.seen[-1].body
+
+
+def test_a_secret_in_the_body_is_not_sent_on_to_another_host_by_a_307(call, api, app):
+    set_secret(app, "API_KEY", SECRET_VALUE)
+    transport.set_resolver(lambda host, port: ["127.0.0.1"])
+    target = f"http://fake.test:{api.port}/landed"
+    _, body = call(
+        url=f"{api.base}/redirect?status=307&to={target}",
+        method="POST",
+        json={"key": "{{lcp.secret:API_KEY}}"},
+        secret="API_KEY",
+    )
+    assert "another host" in body["refused"]
+    assert len(api.seen) == 1 and SECRET_VALUE in api.seen[0].body.decode()
+
+
+def test_a_secret_in_the_url_stays_on_its_host_after_a_same_host_redirect(call, api, app):
+    set_secret(app, "API_KEY", SECRET_VALUE)
+    _, body = call(url=f"{api.base}/redirect?to=/landed", secret="API_KEY")
+    assert body["json"]["path"] == "/landed"
+    assert api.seen[-1].headers["x-api-key"] == SECRET_VALUE  # same host: its secrets go on
