@@ -358,7 +358,7 @@ def _one_request(outgoing: _Outgoing, networks: tuple, end: float) -> tuple[int,
     except (ValueError, TypeError, UnicodeError):  # a header value HTTP cannot carry; never quoted
         raise Refused("a header value is not valid in HTTP (ASCII text, no line breaks)") from None
     request.extensions["timeout"] = timeout.as_dict()
-    with PinnedTransport(PinnedBackend(networks)) as pinned:
+    with PinnedTransport(PinnedBackend(networks, end)) as pinned:
         try:
             response = pinned.handle_request(request)
         except AddressRefused as err:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -70,11 +71,52 @@ def resolve(host: str, port: int, timeout: float | None = None) -> list[str]:
         raise Unresolvable(host) from None
 
 
-class PinnedBackend(SyncBackend):
-    """httpcore's sync backend, connecting only to checked addresses; ``connected`` records each one."""
+class _DeadlineStream(httpcore2.NetworkStream):
+    """A stream whose every read and write waits at most until ``deadline`` (time.monotonic()).
 
-    def __init__(self, allowed: tuple[Network, ...]):
+    httpcore's timeouts are per read: an upstream sending a byte within each one (a header line at a
+    time, say) would otherwise hold the request, and its tenant's share, for as long as it likes.
+    """
+
+    def __init__(self, stream: httpcore2.NetworkStream, deadline: float):
+        self._stream, self._deadline = stream, deadline
+
+    def _left(self, timeout: float | None, error: type[Exception]) -> float:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise error("the outbound request's deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._left(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._left(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        stream = self._stream.start_tls(
+            ssl_context, server_hostname, self._left(timeout, httpcore2.ConnectTimeout)
+        )
+        return _DeadlineStream(stream, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class PinnedBackend(SyncBackend):
+    """httpcore's sync backend, connecting only to checked addresses; ``connected`` records each one.
+
+    With a ``deadline`` (time.monotonic()), no read or write of its streams waits past it.
+    """
+
+    def __init__(self, allowed: tuple[Network, ...], deadline: float | None = None):
         self.allowed = allowed
+        self.deadline = deadline
         self.connected: list[str] = []
 
     def connect_tcp(
@@ -94,7 +136,8 @@ class PinnedBackend(SyncBackend):
             if kind is not None:
                 raise AddressRefused(host, address, kind)
         self.connected.append(addresses[0])
-        return super().connect_tcp(addresses[0], port, timeout, local_address, socket_options)
+        stream = super().connect_tcp(addresses[0], port, timeout, local_address, socket_options)
+        return stream if self.deadline is None else _DeadlineStream(stream, self.deadline)
 
 
 _tls: list[ssl.SSLContext] = []

@@ -386,3 +386,49 @@ def test_a_secret_in_the_url_stays_on_its_host_after_a_same_host_redirect(call, 
     _, body = call(url=f"{api.base}/redirect?to=/landed", secret="API_KEY")
     assert body["json"]["path"] == "/landed"
     assert api.seen[-1].headers["x-api-key"] == SECRET_VALUE  # same host: its secrets go on
+
+
+def test_an_answer_trickled_slowly_ends_within_the_routes_time_limit(client, acme, deploy, make_token):
+    # Each header line comes well within the read timeout, so only a deadline over the whole
+    # exchange ends it: without one, the request held the call (and its tenant's share) for as
+    # long as the upstream kept trickling.
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            for _ in range(100):  # 20 s at most, so the test fails rather than hangs without the deadline
+                if stop.wait(0.2):
+                    return
+                try:
+                    conn.sendall(b"X-Slow: a\r\n")
+                except OSError:
+                    return
+
+    threading.Thread(target=trickle, daemon=True).start()
+    port = listener.getsockname()[1]
+    manifest = {
+        "name": "hooks",
+        "egress": [f"http://127.0.0.1:{port}"],
+        "routes": {"POST /call": {"handler": "call.py", "auth": "user", "timeoutMs": 1500}},
+    }
+    deploy(acme, manifest, {"call.py": CALL})
+    _, raw = make_token(acme, "member")
+    try:
+        response = client.post(
+            f"{BASE}/call",
+            data={"url": f"http://127.0.0.1:{port}/"},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {raw}",
+        )
+    finally:
+        stop.set()
+        listener.close()
+    assert response.status_code == 200  # not the route's 504: the request gave up first
+    assert response.json()["retryable"] is True
