@@ -56,6 +56,15 @@ def test_bad_entries_are_skipped_never_widened():
         ("224.0.0.1", "a multicast address"),
         ("0.0.0.0", "an unspecified address"),
         ("::ffff:127.0.0.1", "a loopback address"),
+        # IPv6 forms carrying an IPv4 address that a NAT64 gateway or a 6to4 relay delivers to
+        ("64:ff9b::7f00:1", "a loopback address"),
+        ("64:ff9b::a9fe:a9fe", "a cloud metadata address"),
+        ("64:ff9b:1::a00:1", "a private address"),
+        ("2002:a9fe:a9fe::1", "a cloud metadata address"),
+        ("2002:7f00:1::1", "a loopback address"),
+        ("::7f00:1", "a loopback address"),
+        ("::", "an unspecified address"),
+        ("64:ff9b::5db8:d70e", None),  # a public address behind NAT64 stays reachable
         ("192.0.2.1", "a private address"),  # documentation range: not global
         ("93.184.215.14", None),
         ("2606:2800:21f:cb07:6820:80da:af6b:8b2c", None),
