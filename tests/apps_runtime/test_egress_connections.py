@@ -182,14 +182,13 @@ def test_an_mcp_call_without_a_connection_is_an_error_result_with_the_link(app, 
 
 
 def test_a_job_runs_with_no_member_connection(app, crm):
-    from apps_runtime.dispatch import load_app, run_route
+    from apps_runtime.dispatch import RouteCall, load_app, run_route
     from apps_runtime.jobs.principals import job_principal
 
     _connect_in_console("alice", crm, "token-alice")
     loaded = load_app(app, "crm_tools")
     route = loaded.compiled.routes.match("POST", "/lookup")[0]
-    result = run_route(
-        loaded, route, job_principal(app.pk, "crm_tools", "sync", "user"), body={"url": crm.base}
-    )
+    principal = job_principal(app.pk, "crm_tools", "sync", "user")
+    result = run_route(RouteCall(loaded, route, principal, body={"url": crm.base}))
     assert "runs as a service principal" in result.body["refused"]
     assert not any(s.path == "/" for s in crm.seen)
