@@ -7,9 +7,10 @@ import contextlib
 import re
 from collections.abc import AsyncIterator
 
+from django.conf import settings
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from builder.auth import admin_request
 from builder.exceptions import BuilderRefused
@@ -57,4 +58,39 @@ class BuilderEndpoint:
                 headers.append((b"www-authenticate", challenge.encode()))
             await send_error(send, refused.status, refused.message, headers=headers)
             return
-        await self.sessions.handle_request({**scope, BUILDER_SCOPE_KEY: found}, receive, send)
+        body = await _read_body(receive, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        if body is None:
+            message = f"the request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes"
+            await send_error(send, 413, message)
+            return
+        await self.sessions.handle_request({**scope, BUILDER_SCOPE_KEY: found}, _replay(body), send)
+
+
+async def _read_body(receive: Receive, cap: int) -> bytes | None:
+    """The request's body, or None once it passes ``cap`` bytes (the SDK's transport reads a body whole,
+    with no bound of its own: an admin's token could otherwise fill the replica's memory)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive

@@ -9,6 +9,7 @@ import json
 import httpx2
 import mcp.types as types
 import pytest
+from django.conf import settings
 from mcp.shared.exceptions import MCPError
 
 from tenants.models import TenantAuditLog
@@ -189,3 +190,21 @@ def test_an_unknown_tool_is_a_protocol_error(urls, acme, make_token):
         return 0
 
     assert run(attempt()) == types.INVALID_PARAMS
+
+
+def test_a_body_over_the_apis_limit_is_refused_before_it_is_read_whole(urls, acme, make_token):
+    # The SDK's transport reads a body whole, unbounded: an admin's token could fill the replica's memory.
+    builder, _ = urls
+    _, admin = make_token(acme, "admin")
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {admin}",
+    }
+    padding = "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {"pad": padding}}}
+    answer = httpx2.post(builder, json=body, headers=headers, timeout=30)
+    assert answer.status_code == 413
+    assert "request body is over" in answer.json()["error"]
+    small = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    assert httpx2.post(builder, json=small, headers=headers, timeout=30).status_code == 200
