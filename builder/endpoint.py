@@ -69,7 +69,8 @@ class BuilderEndpoint:
 async def _read_body(receive: Receive, cap: int) -> bytes | None:
     """The request's body, or None once it passes ``cap`` bytes (the SDK's transport reads a body whole,
     with no bound of its own: an admin's token could otherwise fill the replica's memory)."""
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
