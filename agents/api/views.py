@@ -16,6 +16,7 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -154,12 +155,29 @@ class RunApprovalView(RunView):
         return Response(run_body(run))
 
 
+class EventStreamRenderer(BaseRenderer):
+    """Lets ``Accept: text/event-stream`` (what a browser's ``EventSource`` sends) through negotiation.
+
+    The stream itself is a ``StreamingHttpResponse``; only an error answered before it (404, 403)
+    passes here, and goes out as its JSON problem body.
+    """
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = None
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return JSONRenderer().render(data)
+
+
 class RunEventsView(RunView):
     """Server-sent events: each new step (``step``), then the run's state (``status``) when it changes.
 
     Ends when the run ends or pauses for approval, or after AGENT_EVENTS_MAX_SECONDS; ``?after=N``
     (or ``Last-Event-ID``) skips the steps up to N.
     """
+
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     @extend_schema(responses=OpenApiResponse(description="text/event-stream"))
     def get(self, request: Request, slug: str, name: str, run_id: str) -> StreamingHttpResponse:

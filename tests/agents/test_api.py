@@ -133,6 +133,19 @@ def test_the_events_stream_sends_each_step_and_the_end(cases_app, make_agent, as
     assert read_stream(later).count("event: step") == 1
 
 
+def test_the_events_stream_answers_what_an_event_source_accepts(cases_app, make_agent, as_user):
+    """A browser's EventSource sends ``Accept: text/event-stream``: the stream, not a 406."""
+    agent = make_agent(cases_app)
+    run = start_run(cases_app, agent, User.objects.get(username="reader"), "find")
+    run_now(run, script("none found"))
+    url = f"{AGENTS}/{agent.name}/runs/{run.run_id}/events"
+    response = as_user("reader").get(url, HTTP_ACCEPT="text/event-stream")
+    assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+    assert '"status":"completed"' in read_stream(response)
+    missing = as_user("reader").get(f"{AGENTS}/{agent.name}/runs/run_nope/events", HTTP_ACCEPT="text/event-stream")
+    assert missing.status_code == 404 and b"not" in missing.content.lower()
+
+
 def test_a_run_lost_with_its_process_fails_instead_of_running_forever(cases_app, make_agent, as_user):
     agent = make_agent(cases_app)
     run = start_run(cases_app, agent, User.objects.get(username="reader"), "hi")
