@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from apps_runtime.auth_expr import AuthExpr
+from mcp_gateway.tools.builtins import SEARCH_TOOLS
 from mcp_gateway.tools.catalog import CatalogEntry
 
 EVERY_MEMBER = "every member"
+# What a built-in checks per call, when it is not the record tools' per-collection check.
+BUILTIN_REACH = {SEARCH_TOOLS: "finds only the tools the caller may see and call"}
 
 
 def _roles(expr: AuthExpr) -> str:
@@ -15,7 +18,7 @@ def _roles(expr: AuthExpr) -> str:
 def who_reaches(entry: CatalogEntry) -> str:
     """The callers (besides platform superusers) who see ``entry``, e.g. "members with case_reader"."""
     if entry.builtin is not None:
-        return f"{EVERY_MEMBER} (records checked per collection)"
+        return f"{EVERY_MEMBER} ({BUILTIN_REACH.get(entry.builtin, 'records checked per collection')})"
     access, route = entry.access, entry.route_auth
     if route.kind == "internal":
         return "nobody (internal route)"

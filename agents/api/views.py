@@ -166,7 +166,9 @@ class EventStreamRenderer(BaseRenderer):
     format = "sse"
     charset = None
 
-    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
+    ) -> bytes:
         return JSONRenderer().render(data)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -119,6 +121,8 @@ def agent_run(request: HttpRequest, page: TenantPage, name: str, run_id: str) ->
     """A run: the message, each step as it comes (the page follows the run's event stream), the answer."""
     run = _run(page, name, run_id)
     steps = list(run.steps.order_by("index"))
+    for step in steps:  # shown as JSON, the way the API and the model send them (not a Python repr)
+        step.arguments_json = json.dumps(step.arguments, ensure_ascii=False, sort_keys=True)
     pending = {s.index for s in steps if s.approval == "pending" and s.tool_call_id in run.pending_calls}
     context = {
         "agent": run.agent,

@@ -142,7 +142,9 @@ def test_the_events_stream_answers_what_an_event_source_accepts(cases_app, make_
     response = as_user("reader").get(url, HTTP_ACCEPT="text/event-stream")
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
     assert '"status":"completed"' in read_stream(response)
-    missing = as_user("reader").get(f"{AGENTS}/{agent.name}/runs/run_nope/events", HTTP_ACCEPT="text/event-stream")
+    missing = as_user("reader").get(
+        f"{AGENTS}/{agent.name}/runs/run_nope/events", HTTP_ACCEPT="text/event-stream"
+    )
     assert missing.status_code == 404 and b"not" in missing.content.lower()
 
 

@@ -81,7 +81,20 @@ def test_a_member_chats_approves_a_held_call_and_reads_the_answer(cases_app, sig
     run_now(run, model)
     page = writer.get(sent["Location"]).content.decode()
     assert "completed" in page and "Answer" in page and "confirmed" in page
+    assert "and 1 tool call." in page
     assert signed_in("reader").get(sent["Location"]).status_code == 404  # not the reader's run
+
+
+def test_a_run_page_shows_arguments_as_json(cases_app, signed_in, make_agent):
+    make_agent(cases_app, name="finder")
+    reader = signed_in("reader")
+    sent = reader.post("/console/acme/agents/finder/", {"input": "find acme"})
+    run_now(
+        AgentRun.objects.for_tenant(cases_app).get(),
+        script(call("acme_cases_find_case", query="acme"), "none"),
+    )
+    page = reader.get(sent["Location"]).content.decode()
+    assert "<code>{&quot;query&quot;: &quot;acme&quot;}</code>" in page  # JSON, not a Python repr
 
 
 def test_a_member_cancels_a_run_from_the_console(cases_app, signed_in, make_agent):

@@ -36,6 +36,9 @@ def test_the_tools_page_lists_every_tool_with_wire_name_annotations_and_reach(si
     assert "members with any of: case_reader, case_writer" in body
     assert "<code>readOnlyHint</code>: true" in body
     assert "15 tools" in body
+    search_row = body[body.index("<code>acme_search_tools</code>") :].split("</tr>")[0]
+    assert "finds only the tools the caller may see and call" in search_row
+    assert "records checked" not in search_row  # search_tools reads no records
 
 
 def test_the_tools_page_marks_the_tools_that_ask_the_user_first(signed_in, acme, deploy):
