@@ -25,6 +25,7 @@ from pydantic_ai import CancellationToken, DeferredToolRequests, DeferredToolRes
 from pydantic_ai.exceptions import (
     AgentRunError,
     ModelAPIError,
+    ModelConnectionError,
     ModelHTTPError,
     RunCancelled,
     RunTimedOut,
@@ -69,6 +70,7 @@ class Slice:
     token_limit: int
     token_limit_is_budget: bool
     seconds_left: float
+    endpoint: str = ""  # the provider's base URL, named when it cannot be reached
 
 
 def claim(run_id: str) -> AgentRun | None:
@@ -119,8 +121,10 @@ def prepare(run: AgentRun, model: Model | None) -> Slice:
     """Raises: AgentError subclasses (unknown provider, missing or unreadable key, starter gone)."""
     agent, tenant = run.agent, run.tenant
     caller = run_caller(tenant, agent, run)
+    base_url = ""
     if model is None:
         endpoint = provider_endpoint(agent.provider)
+        base_url = endpoint.base_url
         stored = ProviderKey.objects.for_tenant(tenant).filter(provider=agent.provider).first()
         if stored is None:
             raise ProviderKeyMissing(agent.provider)
@@ -146,6 +150,7 @@ def prepare(run: AgentRun, model: Model | None) -> Slice:
         token_limit=token_limit,
         token_limit_is_budget=token_limit < agent.max_tokens,
         seconds_left=max(agent.max_seconds - run.elapsed_seconds, 0.001),
+        endpoint=base_url,
     )
 
 
@@ -178,7 +183,7 @@ async def drive(job: Slice) -> None:
     watcher = asyncio.create_task(_watch_for_cancel(run.pk, token))
     started = time.monotonic()
     agent_run = None
-    status, reason, output, messages = Status.FAILED, "", "", None
+    status, reason, output, messages, error_id = Status.FAILED, "", "", None, ""
     try:
         async with framework_agent.iter(
             None if job.history else run.input,
@@ -214,7 +219,9 @@ async def drive(job: Slice) -> None:
     except ModelHTTPError as err:
         reason = f"The model provider answered HTTP {err.status_code} (model {agent.model})."
     except ModelAPIError as err:
-        reason = f"The model provider failed: {type(err).__name__} (model {agent.model})."
+        error_id = new_error_id()
+        logger.warning("Model provider failed: error_id=%s run=%s", error_id, run.run_id, exc_info=err)
+        reason = _provider_failure(err, agent, job.endpoint, error_id)
     except (UnexpectedModelBehavior, AgentRunError) as err:
         reason = bounded_text(f"The model misbehaved: {err.message}", 480)
     finally:
@@ -228,10 +235,26 @@ async def drive(job: Slice) -> None:
         status,
         reason=reason,
         output=output,
+        error_id=error_id,
         usage=usage,
         messages=messages,
         pending=pending if status == Status.AWAITING_APPROVAL else [],
         elapsed=time.monotonic() - started,
+    )
+
+
+def _provider_failure(err: ModelAPIError, agent: Agent, endpoint: str, error_id: str) -> str:
+    """Names the endpoint and the cause (the transport's own words: refused, timed out, name unknown)."""
+    where = f"at {endpoint} " if endpoint else ""
+    if isinstance(err, ModelConnectionError):
+        cause: BaseException = err
+        while cause.__cause__ is not None:  # the SDK's "Connection error." wraps the transport's words
+            cause = cause.__cause__
+        what = f"could not be reached: {type(cause).__name__}: {cause}"
+    else:
+        what = f"failed: {type(err).__name__}: {err.message}"
+    return bounded_text(
+        f"The model provider {where}{what} (model {agent.model}) {error_id_note(error_id)}.", 480
     )
 
 

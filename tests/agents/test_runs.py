@@ -11,7 +11,9 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models.function import FunctionModel
 
+from agents.definitions import set_provider_key
 from agents.exceptions import BudgetExhausted
+from agents.execution import execute_run
 from agents.models import AgentRun, AgentRunStep
 from agents.runs import start_run
 from apps_runtime.models import Record
@@ -321,3 +323,16 @@ def test_a_role_taken_away_during_a_pause_applies_to_the_resumed_call(cases_app,
     assert ToolCallAudit.objects.for_tenant(cases_app).get().outcome == "denied"
     held.refresh_from_db()
     assert (held.approval, held.outcome) == ("approved", "denied")
+
+
+def test_an_unreachable_provider_fails_the_run_naming_endpoint_cause_and_error_id(cases_app, make_agent):
+    """Nothing listens on 127.0.0.1:9: the run fails saying where it went, why, and with an error id."""
+    set_provider_key(cases_app, "local", "sk-unreachable", acting_user=None)
+    agent = make_agent(cases_app)
+    run = start_run(cases_app, agent, get_user_model().objects.get(username="reader"), "hi")
+    execute_run(run.run_id)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error_id.startswith("err_")
+    assert "http://127.0.0.1:9/v1 could not be reached" in run.reason
+    assert f"(error id {run.error_id})" in run.reason and "(model " in run.reason
+    assert "ConnectError: All connection attempts failed" in run.reason, run.reason  # the transport's words
