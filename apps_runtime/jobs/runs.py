@@ -25,12 +25,14 @@ from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.models import JobRun
 from apps_runtime.retention import record_handler_error
 from core.error_ids import new_error_id
+from core.storable import storable_text
 
 logger = logging.getLogger("apps_runtime.jobs")
 
 Status = JobRun.Status
 TIMEOUT_CODE = "handler_timeout"
 _EXCERPT = 2000
+ATTEMPT_OUTPUT_CHARS = 4000  # the tail of a successful attempt's output kept in its log entry
 # What an ended run keeps of its body: nothing (see the module's docstring).
 ENDED_BODY = {"body": {}, "body_bytes": 0}
 
@@ -157,7 +159,8 @@ def finish(run: JobRun, attempt: int, outcome: Outcome) -> JobRun | None:
                 *run.attempt_log,
                 _attempt_entry(
                     run, attempt, now, outcome.result_status, error_id, outcome.error_code, duration_ms
-                ),
+                )
+                | _attempt_output(outcome),
             ],
         }
         if retry:
@@ -212,6 +215,14 @@ def _attempt_entry(
         "error_id": error_id,
         "error_code": error_code,
     }
+
+
+def _attempt_output(outcome: Outcome) -> dict:
+    """A successful attempt's ``print`` and ``request.log`` output, its tail bounded (a failed one's is
+    in its error record)."""
+    if outcome.failed or not outcome.logs:
+        return {}
+    return {"output": storable_text(outcome.logs[-ATTEMPT_OUTPUT_CHARS:])}
 
 
 def fail_unrunnable(run: JobRun, code: str, detail: str) -> JobRun | None:

@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from apps_runtime.models import HandlerError, JobRun
 from console.access import TenantPage, tenant_page
@@ -99,4 +100,13 @@ def run_detail(request: HttpRequest, page: TenantPage, run_id: str) -> HttpRespo
     run = JobRun.objects.for_tenant(page.tenant).select_related("app").filter(run_id=run_id).first()
     if run is None:
         raise ConsoleNotFound()
-    return render_page(request, page, "run_detail.html", {"run": run}, current="console:runs")
+    context = {"run": run, "attempts": [_attempt_row(entry) for entry in run.attempt_log]}
+    return render_page(request, page, "run_detail.html", context, current="console:runs")
+
+
+def _attempt_row(entry: dict) -> dict:
+    """An attempt log entry with its ISO times read back, so the page shows every time the same way."""
+    row = dict(entry)
+    for key in ("started_at", "finished_at"):
+        row[key] = parse_datetime(entry[key]) if isinstance(entry.get(key), str) else None
+    return row

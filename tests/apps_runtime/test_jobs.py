@@ -567,3 +567,17 @@ def test_a_run_queued_by_a_member_who_left_runs_nothing(chores, sent):
     run.refresh_from_db()
     assert (run.status, run.error_code) == ("failed", "caller_gone") and run.error_id.startswith("err_")
     assert "no longer a member" in HandlerError.objects.for_tenant(chores).get(error_id=run.error_id).trace
+
+
+def test_a_successful_attempt_keeps_its_print_output_and_the_console_shows_it(acme, deploy, client):
+    printing = "def handle(request):\n    print('wrote 3 notes')\n    return {'ok': True}\n"
+    manifest = jobs_manifest({"often": {**WRITE_JOB, "schedule": "* * * * *"}})
+    deploy(acme, manifest, {**JOB_HANDLERS, "server/write.py": printing})
+    [run_id] = clock.tick(Job.objects.for_tenant(acme).get().active_since)
+    settle_in_process_runs()
+    run = JobRun.objects.for_tenant(acme).get(run_id=run_id)
+    assert run.status == "succeeded" and "wrote 3 notes" in run.attempt_log[0]["output"]
+    client.force_login(access_user("admin"))
+    page = client.get(f"/console/acme/runs/{run_id}").content.decode()
+    assert '<pre class="output">wrote 3 notes' in page
+    assert "+00:00" not in page and "Times in UTC." in page  # one zone, said once
