@@ -53,7 +53,10 @@ urlpatterns = [
     path("<str:slug>/agents/", agents.agents, name="agents"),
     path("<str:slug>/agents/create", agents.create_agent, name="create-agent"),
     path("<str:slug>/agents/provider-key", agents.set_provider_key, name="set-provider-key"),
+    path("<str:slug>/agents/provider-key/forget", agents.forget_provider_key, name="forget-provider-key"),
     path("<str:slug>/agents/<str:name>/", agents.agent, name="agent"),
+    path("<str:slug>/agents/<str:name>/edit", agents.edit_agent, name="agent-edit"),
+    path("<str:slug>/agents/<str:name>/delete", agents.delete_agent, name="agent-delete"),
     path("<str:slug>/agents/<str:name>/runs/<str:run_id>", agents.agent_run, name="agent-run"),
     path("<str:slug>/agents/<str:name>/runs/<str:run_id>/cancel", agents.cancel, name="agent-run-cancel"),
     path(

@@ -75,6 +75,73 @@ def set_provider_key(request: HttpRequest, page: TenantPage) -> HttpResponse:
     return redirect("console:agents", slug=page.tenant.slug)
 
 
+@require_POST
+@tenant_page(admin=True)
+def forget_provider_key(request: HttpRequest, page: TenantPage) -> HttpResponse:
+    provider = request.POST.get("provider", "")
+    if definitions.delete_provider_key(page.tenant, provider, acting_user=request.user):
+        messages.success(
+            request, f"Key for {provider} forgotten: runs of agents using it fail until a new one is stored."
+        )
+    else:
+        messages.error(request, f"No key was stored for {provider}.")
+    return redirect("console:agents", slug=page.tenant.slug)
+
+
+def _initial(agent: Agent) -> dict:
+    """An agent as the form shows it (lists in the form's comma-separated syntax)."""
+    return {
+        "name": agent.name,
+        "provider": agent.provider,
+        "model": agent.model,
+        "instructions": agent.instructions,
+        "tools": ", ".join(agent.tools) if agent.tools is not None else "",
+        "run_as": agent.run_as,
+        "service_roles": ", ".join(agent.service_roles),
+        "runners": agent.runners,
+        "max_steps": agent.max_steps,
+        "max_tool_calls": agent.max_tool_calls,
+        "max_tokens": agent.max_tokens,
+        "max_seconds": agent.max_seconds,
+    }
+
+
+@tenant_page(admin=True)
+def edit_agent(request: HttpRequest, page: TenantPage, name: str) -> HttpResponse:
+    """Change an agent (not its name) through the same action as ``PATCH /api/.../agents/<name>``."""
+    found = _agent(page, name)
+    providers = list(listed_providers())
+    form = AgentForm(initial=_initial(found), providers=providers)
+    status = 200
+    if request.method == "POST":
+        data = request.POST.copy()
+        data["name"] = name  # the name never changes; the action refuses another one anyway
+        form = AgentForm(data, initial=_initial(found), providers=providers)
+        status = 400
+        if form.is_valid():
+            data = {key: value for key, value in form.definition().items() if key != "name"}
+            try:
+                definitions.update_agent(page.tenant, name, data, acting_user=request.user)
+            except InvalidAgent as err:
+                for field, message in err.problems:
+                    field_name = field.split("[")[0]
+                    form.add_error(field_name if field_name in form.fields else None, message)
+            else:
+                messages.success(request, f"Agent {name} saved.")
+                return redirect("console:agent", slug=page.tenant.slug, name=name)
+    form.fields["name"].disabled = True
+    context = {"agent": found, "form": form}
+    return render_page(request, page, "agent_edit.html", context, current="console:agents", status=status)
+
+
+@require_POST
+@tenant_page(admin=True)
+def delete_agent(request: HttpRequest, page: TenantPage, name: str) -> HttpResponse:
+    definitions.delete_agent(page.tenant, _agent(page, name).name, acting_user=request.user)
+    messages.success(request, f"Agent {name} and its runs deleted.")
+    return redirect("console:agents", slug=page.tenant.slug)
+
+
 def _agent(page: TenantPage, name: str) -> Agent:
     try:
         return definitions.access_agent(page.tenant, name)

@@ -108,3 +108,40 @@ def test_a_member_cancels_a_run_from_the_console(cases_app, signed_in, make_agen
 
 def _answer(lines):
     return ModelResponse(parts=[TextPart("Done: " + " | ".join(lines))])
+
+
+def test_an_admin_edits_deletes_an_agent_and_forgets_a_key(acme, signed_in, make_agent):
+    make_agent(acme, name="helper", max_steps=5)
+    admin = signed_in("admin")
+    page = admin.get("/console/acme/agents/helper/edit").content.decode()
+    assert 'value="helper"' in page and "disabled" in page
+    form = {
+        "provider": "local",
+        "model": "gpt-other",
+        "instructions": "Be brief.",
+        "tools": "",
+        "run_as": "caller",
+        "service_roles": "",
+        "runners": "",
+        "max_steps": 7,
+        "max_tool_calls": 1,
+        "max_tokens": 5000,
+        "max_seconds": 60,
+    }
+    saved = admin.post("/console/acme/agents/helper/edit", form)
+    assert saved.status_code == 302, saved.content.decode()
+    agent = Agent.objects.for_tenant(acme).get(name="helper")
+    assert (agent.model, agent.max_steps, agent.instructions) == ("gpt-other", 7, "Be brief.")
+    assert "1 tool call," in admin.get("/console/acme/agents/").content.decode()
+    refused = admin.post("/console/acme/agents/helper/edit", {**form, "max_steps": 0})
+    assert refused.status_code == 400 and Agent.objects.for_tenant(acme).get().max_steps == 7
+    assert signed_in("reader").get("/console/acme/agents/helper/edit").status_code == 404
+    assert signed_in("reader").post("/console/acme/agents/helper/delete").status_code == 404
+
+    admin.post("/console/acme/agents/provider-key", {"provider": "local", "api_key": "sk-1"})
+    assert "Forget key" in admin.get("/console/acme/agents/").content.decode()
+    assert admin.post("/console/acme/agents/provider-key/forget", {"provider": "local"}).status_code == 302
+    assert not ProviderKey.objects.for_tenant(acme).exists()
+
+    assert admin.post("/console/acme/agents/helper/delete").status_code == 302
+    assert not Agent.objects.for_tenant(acme).exists()
