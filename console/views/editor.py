@@ -1,0 +1,88 @@
+"""The app editor: an app's files in the browser, checked by the deploy's validator, deployed as a version.
+
+Progressive: a plain form (one textarea per file) that works without JavaScript. Saving a draft keeps
+it in the admin's session and changes nothing for callers; "Check" answers what a deploy would; "Deploy"
+is the console's (and the command line's) one deploy action, audited.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from apps_runtime.deploy import deploy_bundle
+from apps_runtime.manifest import DeployRejected
+from apps_runtime.models import App
+from console import drafts
+from console.access import TenantPage, tenant_page
+from console.exceptions import ConsoleNotFound
+from console.pages import render_page
+
+FIELD = "file:"
+
+
+def _app(page: TenantPage, name: str) -> App:
+    app = App.objects.for_tenant(page.tenant).select_related("active_version").filter(name=name).first()
+    if app is None:
+        raise ConsoleNotFound()
+    return app
+
+
+def _posted(request: HttpRequest, known: dict[str, str]) -> dict[str, str]:
+    """The files as posted: only paths the app (or its draft) holds; line ends as the browser sends them."""
+    files = dict(known)
+    for key, value in request.POST.items():
+        path = key.removeprefix(FIELD)
+        if key.startswith(FIELD) and path in known:
+            files[path] = value.replace("\r\n", "\n")
+    return files
+
+
+@tenant_page(admin=True)
+def edit_app(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
+    found = _app(page, app)
+    deployed = drafts.deployed_files(found)
+    saved = drafts.draft(request.session, page.tenant, app)
+    files = saved if saved is not None else deployed
+    findings: list[drafts.Finding] | None = None
+    status = 200
+    if request.method == "POST":
+        files = _posted(request, files)
+        action = request.POST.get("action", "check")
+        if action == "discard":
+            drafts.discard_draft(request.session, page.tenant, app)
+            messages.success(request, "Draft discarded.")
+            return redirect("console:app-edit", slug=page.tenant.slug, app=app)
+        if action == "deploy":
+            try:
+                result = deploy_bundle(page.tenant, drafts.bundle_of(files), acting_user=request.user)
+            except DeployRejected as rejected:
+                findings = drafts.findings(
+                    files.get(drafts.MANIFEST, ""), rejected.problems, rejected.warnings
+                )
+                status = 422
+            else:
+                drafts.discard_draft(request.session, page.tenant, app)
+                messages.success(request, f"Deployed {app} v{result.version.number}.")
+                for warning in result.warnings:
+                    messages.warning(request, str(warning))
+                return redirect("console:app-edit", slug=page.tenant.slug, app=app)
+        else:
+            try:
+                drafts.save_draft(request.session, page.tenant, app, files)
+            except DeployRejected as rejected:
+                findings, status = drafts.findings("", rejected.problems, []), 422
+            else:
+                findings = drafts.check(page.tenant, files, request.user)
+                if action == "save":
+                    messages.success(request, "Draft saved: nothing changes for callers until you deploy.")
+    context = {
+        "app": found,
+        "files": files,
+        "findings": findings,
+        "problems": [f for f in findings or [] if not f.warning],
+        "has_draft": drafts.draft(request.session, page.tenant, app) is not None,
+        "diff": drafts.diff(deployed, files),
+    }
+    return render_page(request, page, "app_edit.html", context, current="console:apps", status=status)
