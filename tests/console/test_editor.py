@@ -80,6 +80,8 @@ def test_a_draft_changes_nothing_until_deployed_then_rolls_back(signed_in, acme,
     assert active.manifest["mcp"]["tools"][0]["description"] == "Find cases, edited in the browser."
     page = client.get(EDIT).content.decode()
     assert "Deployed cases v2." in page and "draft saved" not in page
+    play = client.get("/console/acme/apps/cases/playground", {"tool": "acme_cases_find_case"})
+    assert "edited in the browser" in play.content.decode()  # what a model is shown now
 
     rolled = client.post("/console/acme/apps/cases/rollback")
     assert rolled.status_code == 302

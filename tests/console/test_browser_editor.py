@@ -1,0 +1,155 @@
+"""The editor, the playground and a live agent run page in a real browser (Debian's chromium, Playwright)
+against ``manage.py serve``, with a scripted model server on loopback.
+
+``UPDATE_SCREENSHOTS=1`` refreshes the five screenshots of docs/console-editor.md in ``docs/console/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+
+import pytest
+
+from tests.console.test_browser import CHROMIUM, PASSWORD, VIEWPORT, shoot, sign_in
+from tests.support.chat_completions import scripted_provider, tool_call_turn
+from tests.support.platform_process import PlatformProcess, migrated_database
+
+pytestmark = pytest.mark.slow
+_playwright = pytest.importorskip("playwright.sync_api")
+expect, sync_playwright = _playwright.expect, _playwright.sync_playwright
+
+SEED = f"""
+import json
+from django.contrib.auth import get_user_model
+from agents import definitions
+from apps_runtime.deploy import deploy_bundle
+from apps_runtime.manifest import bundle_from_mapping
+from tenants import actions
+from tests.support.apps import HANDLERS, cases_manifest
+tenant = actions.create_tenant("acme", name="Acme Legal", acting_user=None)
+actions.add_member(tenant, "admin", roles=["case_writer"], admin=True, acting_user=None)
+user = get_user_model().objects.get(username="admin")
+user.set_password({PASSWORD!r})
+user.save()
+deploy_bundle(tenant, bundle_from_mapping(cases_manifest(), HANDLERS), acting_user=None)
+definitions.set_provider_key(tenant, "scripted", "sk-browser", acting_user=None)
+agent = {{"name": "helper", "provider": "scripted", "model": "gpt-test", "max_seconds": 60}}
+definitions.create_agent(tenant, agent, acting_user=None)
+print(json.dumps({{}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def model_gate():
+    """The scripted model's second turn waits for this: the run stays in progress until the test says."""
+    return threading.Event()
+
+
+@pytest.fixture(scope="module")
+def provider(model_gate):
+    def held_answer(results):
+        model_gate.wait(60)
+        return {"text": "Found " + str(len(results)) + " result(s)."}
+
+    with scripted_provider(
+        tool_call_turn(("acme_cases_find_case", {"query": "globex"})), held_answer
+    ) as scripted:
+        yield scripted
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory, provider):
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: run .ci/install-system-deps (Debian package chromium)")
+    workdir = tmp_path_factory.mktemp("editor-browser")
+    database = migrated_database(workdir)
+    providers = {"scripted": {"kind": "openai", "base_url": provider.base_url}}
+    served = PlatformProcess(workdir, database.url, env={"AGENT_PROVIDERS": json.dumps(providers)})
+    try:
+        served.python(SEED)
+        served.start()
+        yield served
+    finally:
+        served.stop()
+        database.drop()
+
+
+@pytest.fixture(scope="module")
+def page(platform):
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        context = browser.new_context(base_url=platform.base_url, viewport=VIEWPORT)
+        opened = context.new_page()
+        sign_in(opened, "admin", "/console/acme/apps/")
+        yield opened
+        browser.close()
+
+
+def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_back(page):
+    page.goto("/console/acme/apps/")
+    shoot(page, "editor-apps")
+    page.get_by_role("link", name="Edit cases's files").click()
+    manifest = page.locator("#file-app-json")
+    original = manifest.input_value()
+    lines = original.splitlines()
+    at = next(i for i, line in enumerate(lines) if '"find_case"' in line)
+    lines[at] = lines[at].replace('"find_case"', '"Find Case!"')
+    manifest.fill("\n".join(lines))
+    page.get_by_role("button", name="Check").click()
+    problem = page.locator("li.finding.error").first
+    expect(problem).to_contain_text(f"app.json line {at + 1}")
+    expect(problem).to_contain_text("/mcp/tools/0/name")
+    expect(page.locator("#diff")).to_contain_text("Find Case!")
+    shoot(page, "editor-problem")
+
+    fixed = (
+        "\n".join(lines)
+        .replace('"Find Case!"', '"find_case"')
+        .replace("Test tool find_case", "Find cases (edited in the browser)")
+    )
+    manifest.fill(fixed)
+    page.get_by_role("button", name="Save draft").click()
+    expect(page.locator("#findings")).to_contain_text("No problems: this deploys")
+    expect(manifest).to_have_value(re.compile("edited in the browser"))
+    page.get_by_role("button", name="Deploy as a new version").click()
+    expect(page.locator(".messages")).to_contain_text("Deployed cases v2.")
+    expect(page.locator("#file-app-json")).to_have_value(re.compile("edited in the browser"))
+
+    page.goto("/console/acme/apps/cases/playground?tool=acme_cases_find_case")
+    page.get_by_label(re.compile("query")).fill("globex")
+    page.get_by_role("button", name="Run as me").click()
+    expect(page.locator("#result")).to_contain_text("isError: false")
+    expect(page.locator("#audit-row")).to_contain_text("ok")
+    expect(page.locator("#listing")).to_contain_text("edited in the browser")
+    shoot(page, "editor-playground")
+
+    page.goto("/console/acme/apps/cases/playground?tool=acme_cases_boom")
+    page.get_by_role("button", name="Run as me").click()
+    expect(page.locator("#result")).to_contain_text("isError: true")
+    expect(page.locator("#traceback")).to_contain_text("RuntimeError")
+    expect(page.locator("#traceback")).to_contain_text("server/boom.py")
+    shoot(page, "editor-traceback")
+
+    page.goto("/console/acme/apps/cases/edit")
+    page.get_by_role("button", name=re.compile("Roll back cases")).click()
+    expect(page.locator(".messages")).to_contain_text("Rolled cases back to v1.")
+    page.goto("/console/acme/apps/cases/playground?tool=acme_cases_find_case")
+    expect(page.locator("#listing")).not_to_contain_text("edited in the browser")
+
+
+def test_the_agent_run_page_updates_live_while_the_run_proceeds(page, model_gate, provider):
+    page.goto("/console/acme/agents/helper/")
+    page.get_by_label("Message").fill("Find the Globex case")
+    page.get_by_role("button", name="Send").click()
+    expect(page).to_have_url(re.compile(r"/agents/helper/runs/arun_"))
+    # The model's first turn calls a tool; the page shows that step while the run still waits on the model.
+    expect(page.locator("#steps")).to_contain_text("acme_cases_find_case", timeout=30_000)
+    expect(page.locator("#run-status")).to_contain_text("running")
+    assert not model_gate.is_set() and len(provider.requests) >= 1
+    model_gate.set()  # the model answers now; nobody touches the page
+    expect(page.locator("#answer")).to_contain_text("Found", timeout=30_000)
+    expect(page.locator("#run-status")).to_contain_text("completed")
+    shoot(page, "editor-agent-run")
