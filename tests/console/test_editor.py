@@ -3,7 +3,9 @@ Deploy makes a version through the one deploy action, members get no editor."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
 
@@ -31,6 +33,12 @@ def broken_name(text: str) -> tuple[str, int]:
     return "\n".join(lines), at + 1
 
 
+def _as_browser_posts(page: str) -> dict[str, str]:
+    """Each textarea's value as a browser reads it: HTML drops one newline right after <textarea>."""
+    found = re.findall(r'<textarea[^>]*name="(file:[^"]+)"[^>]*>(.*?)</textarea>', page, re.S)
+    return {name: html.unescape(text.removeprefix("\n")) for name, text in found}
+
+
 def test_pointers_map_to_the_lines_of_the_text():
     text = '{\n  "a": 1,\n  "b": [\n    {"c": "x/y"},\n    2\n  ],\n  "d~/e": {}\n}'
     lines = pointer_lines(text)
@@ -45,6 +53,8 @@ def test_check_shows_the_validators_problem_at_its_line_and_deploys_nothing(sign
     client = signed_in("admin")
     page = client.get(EDIT).content.decode()
     assert 'name="file:app.json"' in page and "Deploy as a new version" in page
+    unchanged = client.post(EDIT, {"action": "check", **_as_browser_posts(page)})
+    assert 'id="diff">None.' in unchanged.content.decode()  # posting the page back changes nothing
     text, line = broken_name(manifest_text(cases_manifest()))
     checked = client.post(EDIT, {"action": "check", "file:app.json": text})
     body = checked.content.decode()
