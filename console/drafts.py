@@ -12,10 +12,9 @@ import json
 from dataclasses import dataclass
 
 from django.contrib.sessions.backends.base import SessionBase
-from django.db import transaction
 
 from apps_runtime.bundles import pack_files, unpack_files
-from apps_runtime.deploy import deploy_bundle
+from apps_runtime.deploy import validate_bundle
 from apps_runtime.manifest import Bundle, DeployRejected, Problem, read_bundle_bytes
 from apps_runtime.manifest.bundle import MAX_TOTAL_BYTES
 from apps_runtime.models import App
@@ -87,20 +86,17 @@ def bundle_of(files: dict[str, str]) -> Bundle:
     return read_bundle_bytes(archive)
 
 
-def check(tenant: Tenant, files: dict[str, str], acting_user) -> list[Finding]:
+def check(tenant: Tenant, files: dict[str, str]) -> list[Finding]:
     """Every problem and warning a deploy of ``files`` would answer, each at its line; deploys nothing.
 
-    The deploy runs inside a transaction that is rolled back: the same validator, wire-name checks
-    and holders as a real deploy, and nothing kept (its audit row and on-commit work go with it).
+    ``validate_bundle`` is the deploy's own validation (the validate API's too): same validator,
+    wire-name checks and holders.
     """
     try:
-        bundle = bundle_of(files)
-        with transaction.atomic():
-            result = deploy_bundle(tenant, bundle, acting_user=acting_user)
-            transaction.set_rollback(True)
+        validation = validate_bundle(tenant, bundle_of(files))
     except DeployRejected as rejected:
         return findings(files.get(MANIFEST, ""), rejected.problems, rejected.warnings)
-    return findings(files.get(MANIFEST, ""), [], result.warnings)
+    return findings(files.get(MANIFEST, ""), [], validation.warnings)
 
 
 def findings(manifest_text: str, problems: list[Problem], warnings: list[Problem]) -> list[Finding]:

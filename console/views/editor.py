@@ -74,7 +74,7 @@ def edit_app(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
             except DeployRejected as rejected:
                 findings, status = drafts.findings("", rejected.problems, []), 422
             else:
-                findings = drafts.check(page.tenant, files, request.user)
+                findings = drafts.check(page.tenant, files)
                 if action == "save":
                     messages.success(request, "Draft saved: nothing changes for callers until you deploy.")
     context = {
