@@ -20,6 +20,7 @@ from console.views import (
 app_name = "console"
 
 urlpatterns = [
+    path("_editor.js", editor.editor_script, name="editor-script"),
     path("", home.index, name="index"),
     path("<str:slug>/", home.tenant_home, name="tenant"),
     path("<str:slug>/apps/", apps.apps, name="apps"),

@@ -8,8 +8,11 @@ is the console's (and the command line's) one deploy action, audited.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.template.loader import render_to_string
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_GET
 
 from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import DeployRejected
@@ -77,6 +80,11 @@ def edit_app(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
                 findings = drafts.check(page.tenant, files)
                 if action == "save":
                     messages.success(request, "Draft saved: nothing changes for callers until you deploy.")
+    if findings is not None and "application/json" in request.headers.get("Accept", ""):
+        # The live check (editor.js): the same answer as the Check button, as data.
+        return JsonResponse(
+            {"findings": [vars(f) for f in findings], "diff": drafts.diff(deployed, files)}, status=status
+        )
     context = {
         "app": found,
         "files": files,
@@ -86,3 +94,10 @@ def edit_app(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
         "diff": drafts.diff(deployed, files),
     }
     return render_page(request, page, "app_edit.html", context, current="console:apps", status=status)
+
+
+@require_GET
+@cache_control(max_age=300)
+def editor_script(request: HttpRequest) -> HttpResponse:
+    """The editor's small script, served by the platform (no inline script, no static files server)."""
+    return HttpResponse(render_to_string("console/editor.js"), content_type="text/javascript")

@@ -98,6 +98,8 @@ def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_
     at = next(i for i, line in enumerate(lines) if '"find_case"' in line)
     lines[at] = lines[at].replace('"find_case"', '"Find Case!"')
     manifest.fill("\n".join(lines))
+    # Checked as it is typed (editor.js posts the form the way Check does): no button pressed yet.
+    expect(page.locator("li.finding.error").first).to_contain_text(f"app.json line {at + 1}")
     page.get_by_role("button", name="Check").click()
     problem = page.locator("li.finding.error").first
     expect(problem).to_contain_text(f"app.json line {at + 1}")

@@ -112,3 +112,21 @@ def test_members_get_no_editor(signed_in, acme, deploy):
     assert signed_in("writer").post(EDIT, {"action": "deploy", "file:app.json": "{}"}).status_code == 404
     assert "Edit cases" not in signed_in("writer").get("/console/acme/apps/").content.decode()
     assert signed_in("admin").get("/console/acme/apps/nope/edit").status_code == 404
+
+
+def test_the_live_check_answers_the_same_findings_as_data(signed_in, acme, deploy):
+    deploy(acme)
+    client = signed_in("admin")
+    page = client.get(EDIT).content.decode()
+    assert '<script src="/console/_editor.js" defer></script>' in page and "<script>" not in page
+    script = client.get("/console/_editor.js")
+    assert script["Content-Type"].startswith("text/javascript") and b"findingsList" in script.content
+    text, line = broken_name(manifest_text(cases_manifest()))
+    answer = client.post(EDIT, {"action": "check", "file:app.json": text}, HTTP_ACCEPT="application/json")
+    body = answer.json()
+    assert [(f["pointer"], f["line"], f["warning"]) for f in body["findings"]][0] == (
+        "/mcp/tools/0/name",
+        line,
+        False,
+    )
+    assert "Find Case!" in body["diff"] and versions(acme) == [1]
