@@ -21,6 +21,7 @@ app_name = "console"
 
 urlpatterns = [
     path("_editor.js", editor.editor_script, name="editor-script"),
+    path("_agent_run.js", agents.run_script, name="run-script"),
     path("", home.index, name="index"),
     path("<str:slug>/", home.tenant_home, name="tenant"),
     path("<str:slug>/apps/", apps.apps, name="apps"),

@@ -7,7 +7,9 @@ import json
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
+from django.template.loader import render_to_string
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_GET, require_POST
 
 from agents import definitions, runs
 from agents.exceptions import AgentError, AgentNotFound, InvalidAgent, NotARunner, RunNotFound
@@ -229,3 +231,10 @@ def cancel(request: HttpRequest, page: TenantPage, name: str, run_id: str) -> Ht
     else:
         messages.success(request, "Run cancelled.")
     return redirect("console:agent-run", slug=page.tenant.slug, name=name, run_id=run_id)
+
+
+@require_GET
+@cache_control(max_age=300)
+def run_script(request: HttpRequest) -> HttpResponse:
+    """The agent run page's script: it follows the run's event stream."""
+    return HttpResponse(render_to_string("console/agent_run.js"), content_type="text/javascript")

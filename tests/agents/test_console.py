@@ -69,7 +69,10 @@ def test_a_member_chats_approves_a_held_call_and_reads_the_answer(cases_app, sig
     assert sent.status_code == 302
     run = AgentRun.objects.for_tenant(cases_app).get(agent=agent)
     assert sent["Location"] == f"/console/acme/agents/closer/runs/{run.run_id}"
-    assert "EventSource" in writer.get(sent["Location"]).content.decode()  # the page follows the run
+    following = writer.get(sent["Location"]).content.decode()  # the page follows the run's events
+    assert f'data-events="/api/tenants/acme/agents/closer/runs/{run.run_id}/events?after=-1"' in following
+    assert '<script src="/console/_agent_run.js" defer></script>' in following and "<script>" not in following
+    assert b"EventSource" in writer.get("/console/_agent_run.js").content
 
     model = script(call(CLOSE, client_name="Globex"), lambda m, i: _answer(tool_returns(m)))
     run_now(run, model)
