@@ -92,6 +92,7 @@ def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_
     page.goto("/console/acme/apps/")
     shoot(page, "editor-apps")
     page.get_by_role("link", name="Edit cases's files").click()
+    page.wait_for_load_state("load")  # editor.js (deferred) listens from here on, as for a person typing
     manifest = page.locator("#file-app-json")
     original = manifest.input_value()
     lines = original.splitlines()
@@ -99,7 +100,7 @@ def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_
     lines[at] = lines[at].replace('"find_case"', '"Find Case!"')
     manifest.fill("\n".join(lines))
     # Checked as it is typed (editor.js posts the form the way Check does): no button pressed yet.
-    expect(page.locator("li.finding.error").first).to_contain_text(f"app.json line {at + 1}")
+    expect(page.locator("li.finding.error").first).to_contain_text(f"app.json line {at + 1}", timeout=15_000)
     page.get_by_role("button", name="Check").click()
     problem = page.locator("li.finding.error").first
     expect(problem).to_contain_text(f"app.json line {at + 1}")
