@@ -1,4 +1,4 @@
-"""What happened in the tenant: the audit of tool calls, handler errors, and job runs."""
+"""What happened in the tenant: the audit of tool calls and of changes, handler errors, and job runs."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from console.forms import RunFilterForm
 from console.pages import render_page
 from mcp_gateway.api.audit_filters import ToolCallFilter
 from mcp_gateway.models import ToolCallAudit
+from tenants.api.change_filters import ChangeFilter
+from tenants.models import TenantAuditLog
 
 PAGE_SIZE = 50
 
@@ -94,3 +96,18 @@ def run_detail(request: HttpRequest, page: TenantPage, run_id: str) -> HttpRespo
     if run is None:
         raise ConsoleNotFound()
     return render_page(request, page, "run_detail.html", {"run": run}, current="console:runs")
+
+
+@tenant_page(admin=True)
+def changes(request: HttpRequest, page: TenantPage) -> HttpResponse:
+    rows = (
+        TenantAuditLog.objects.for_tenant(page.tenant)
+        .select_related("acting_user")
+        .order_by("-created_at", "-id")
+    )
+    filters = ChangeFilter(request.GET, queryset=rows)  # the API's filters, the same names
+    with timezone.override(UTC):
+        valid = filters.is_valid()
+    rows, status = (filters.qs, 200) if valid else (rows.none(), 400)
+    context = {"form": filters.form, "rows": _paged(request, rows), "query": _query_without_page(request)}
+    return render_page(request, page, "changes.html", context, current="console:changes", status=status)
