@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from apps_runtime.record_quota import RecordLimitExceeded
 from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
 from apps_runtime.storage_quota import StorageQuotaExceeded
+from core import tracing
 
 Broker = Callable[[str, dict], Any]
 
@@ -87,23 +89,35 @@ def make_broker(
     if enqueued is not None:
         ops.update(_jobs_ops(scope, enqueued))
 
+    parent = tracing.current_traceparent()  # the handler run's span; the pipe may be read elsewhere
+
     def broker(op: str, args: dict) -> Any:
         handler = ops.get(op)
         if handler is None:
             raise BrokerError("invalid", f"unknown operation '{op}'")
         if not isinstance(args, dict):
             raise BrokerError("invalid", "arguments must be an object")
-        try:
-            return handler(args)
-        except (RecordNotFound, JobRouteNotFound) as err:
-            raise BrokerError("not_found", err.message) from err
-        except PermissionDenied as err:
-            raise BrokerError("permission_denied", err.message) from err
-        except (JobEnqueueLimit, RecordLimitExceeded, StorageQuotaExceeded) as err:
-            raise BrokerError("limit", err.message) from err
-        except RecordInvalid as err:
-            raise BrokerError("invalid", err.message) from err
-        except RuntimeDomainError as err:
-            raise BrokerError("invalid", err.message) from err
+        with tracing.span(op, parent=parent) if parent else nullcontext():  # the op's name, no contents
+            return _serve(handler, args)
 
     return broker
+
+
+def _serve(handler: Callable[[dict], Any], args: dict) -> Any:
+    """One broker operation, its domain errors as the ``BrokerError`` the handler sees.
+
+    Raises:
+        BrokerError: not found, permission denied, over a limit, or invalid.
+    """
+    try:
+        return handler(args)
+    except (RecordNotFound, JobRouteNotFound) as err:
+        raise BrokerError("not_found", err.message) from err
+    except PermissionDenied as err:
+        raise BrokerError("permission_denied", err.message) from err
+    except (JobEnqueueLimit, RecordLimitExceeded, StorageQuotaExceeded) as err:
+        raise BrokerError("limit", err.message) from err
+    except RecordInvalid as err:
+        raise BrokerError("invalid", err.message) from err
+    except RuntimeDomainError as err:
+        raise BrokerError("invalid", err.message) from err

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 from django.utils import timezone
 
+from mcp_gateway.audit_log import arguments_hash
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.audit import arguments_hash
 
 # The served platform (ASGI) streams the export's async iterator; Django's test client, being
 # synchronous, reads it whole and says so.
