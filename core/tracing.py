@@ -23,6 +23,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 TRACER_NAME = "lowcode-platform"
 
 _tracer: trace.Tracer | None = None
+_provider: trace.TracerProvider | None = None
 _NOOP = nullcontext()
 _PROPAGATOR = TraceContextTextMapPropagator()
 
@@ -31,18 +32,23 @@ Attributes = Mapping[str, str | int | float | bool]
 
 def enable(provider: trace.TracerProvider) -> None:
     """Record spans with ``provider`` from now on."""
-    global _tracer
-    _tracer = provider.get_tracer(TRACER_NAME)
+    global _tracer, _provider
+    _tracer, _provider = provider.get_tracer(TRACER_NAME), provider
 
 
 def disable() -> None:
     """Record no more spans (tests switch back to the default)."""
-    global _tracer
-    _tracer = None
+    global _tracer, _provider
+    _tracer, _provider = None, None
 
 
 def enabled() -> bool:
     return _tracer is not None
+
+
+def provider() -> trace.TracerProvider | None:
+    """The provider spans are recorded with (for libraries that take one: pydantic-ai), or None."""
+    return _provider
 
 
 def span(
