@@ -82,7 +82,9 @@ class Dispatcher:
 
     def _send(self, one: str, countdown: float | None, parent: str | None = None) -> None:
         if not current_app.conf.task_always_eager:
-            current_app.send_task(self.task_name, (one,), countdown=countdown)
+            # Under the sender's trace: Celery's instrumentation puts it in the message for the worker.
+            with tracing.span(f"{self.name} send", parent=parent) if parent else nullcontext():
+                current_app.send_task(self.task_name, (one,), countdown=countdown)
             return
         tenant = self.tenant_of(one)
         if tenant is not None:  # deleted or purged meanwhile: nothing to run
