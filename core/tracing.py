@@ -125,7 +125,7 @@ def current_trace_id() -> str:
 
 
 def outbound_request(
-    method: str, host: str, port: int | None = None
+    method: str, host: str, port: int | None = None, *, parent: str | None = None
 ) -> AbstractContextManager[trace.Span | None]:
     """A CLIENT span for a handler's outbound HTTP request: method, host and port only (a path or
     query may carry secrets). Set ``traceparent`` on the request from ``current_traceparent()``
@@ -133,4 +133,4 @@ def outbound_request(
     attributes: dict[str, str | int] = {"http.request.method": method, "server.address": host}
     if port is not None:
         attributes["server.port"] = port
-    return span(method, attributes, kind=SpanKind.CLIENT)
+    return span(method, attributes, kind=SpanKind.CLIENT, parent=parent)
