@@ -42,9 +42,9 @@ def api_activity(row: ToolCallAudit) -> dict[str, Any]:
     activity = READ if row.method in _READS else OTHER
     status_id, status, severity_id = _status(row.outcome)
     user: dict[str, Any] = {}
-    if row.user_id is not None:
+    if row.user is not None:
         user = {"uid": str(row.user_id), "name": row.user.get_username()}
-    if row.token_id is not None:
+    if row.token is not None:
         user["credential_uid"] = row.token.key_id
     actor: dict[str, Any] = {"user": user}
     if row.oauth_client_id:

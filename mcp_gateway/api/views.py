@@ -3,6 +3,8 @@ caller's tools/list."""
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -54,7 +56,7 @@ class ToolCallAuditSerializer(serializers.ModelSerializer):
         ]
 
 
-def audit_rows(tenant: Tenant):
+def audit_rows(tenant: Tenant) -> QuerySet[ToolCallAudit]:
     return ToolCallAudit.objects.for_tenant(tenant).select_related("user", "token", "tenant")
 
 
@@ -82,7 +84,7 @@ class ToolCallExportView(TenantAPIView):
         responses={(200, "application/jsonl"): str},
         description="The audit as JSON Lines, oldest first, one OCSF API Activity event a line.",
     )
-    def get(self, request: Request, slug: str):
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         after = export_after(request.query_params)
         rows = filtered(ToolCallFilter, request.query_params, audit_rows(self.tenant))
         return json_lines(rows, api_activity, after=after)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -25,6 +25,7 @@ from rest_framework.renderers import BaseRenderer
 # Rows read per query while exporting: one batch in memory at a time.
 EXPORT_BATCH = 500
 JSON_LINES = "application/jsonl"
+M = TypeVar("M", bound=Model)
 
 
 class JSONLinesRenderer(BaseRenderer):
@@ -73,7 +74,7 @@ def export_after(params: Any) -> int:
 
 
 def json_lines(
-    rows: QuerySet, line: Callable[[Model], dict[str, Any]], *, after: int
+    rows: QuerySet[M], line: Callable[[M], dict[str, Any]], *, after: int
 ) -> StreamingHttpResponse:
     """Rows with an id past ``after``, oldest first, one JSON object a line.
 
@@ -86,7 +87,7 @@ def json_lines(
     def batch(start: int, size: int) -> tuple[int, list[str]]:
         found = list(ordered.filter(id__gt=start)[:size])
         text = [json.dumps(line(row), separators=(",", ":"), ensure_ascii=False) + "\n" for row in found]
-        return (found[-1].id if found else start), text
+        return (found[-1].pk if found else start), text
 
     async def lines() -> AsyncIterator[str]:
         start, sent = after, 0

@@ -3,6 +3,8 @@ pages and a JSON Lines export, in the tool-call audit's shape (``tenants.api.aud
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
@@ -29,7 +31,7 @@ class ChangeSerializer(serializers.ModelSerializer):
         fields = ["id", "created_at", "username", "action", "target", "old_value", "new_value"]
 
 
-def change_rows(tenant: Tenant):
+def change_rows(tenant: Tenant) -> QuerySet[TenantAuditLog]:
     return TenantAuditLog.objects.for_tenant(tenant).select_related("acting_user", "tenant")
 
 
@@ -57,7 +59,7 @@ class ChangeExportView(TenantAPIView):
         responses={(200, "application/jsonl"): str},
         description="The changes as JSON Lines, oldest first, one OCSF API Activity event a line.",
     )
-    def get(self, request: Request, slug: str):
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         after = export_after(request.query_params)
         rows = filtered(ChangeFilter, request.query_params, change_rows(self.tenant))
         return json_lines(rows, change_activity, after=after)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
+from django.db.models import QuerySet
 
 from tenants.models import TenantAuditLog
 
@@ -29,5 +30,5 @@ class ChangeFilter(django_filters.FilterSet):
         model = TenantAuditLog
         fields: list[str] = []
 
-    def in_area(self, rows, name: str, value: str):
+    def in_area(self, rows: QuerySet[TenantAuditLog], name: str, value: str) -> QuerySet[TenantAuditLog]:
         return rows.filter(action__startswith=f"{value}.")

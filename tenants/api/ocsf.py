@@ -70,7 +70,7 @@ def change_activity(row: TenantAuditLog) -> dict[str, Any]:
         activity_name=ACTIVITY_NAMES.get(activity, row.action),
     )
     user = {}
-    if row.acting_user_id is not None:
+    if row.acting_user is not None:
         user = {"uid": str(row.acting_user_id), "name": row.acting_user.get_username()}
     event.update(
         severity_id=INFORMATIONAL,
