@@ -34,6 +34,7 @@ from pydantic_ai.exceptions import (
 )
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai.models import Model
+from pydantic_ai.models.instrumented import InstrumentationSettings, InstrumentedModel
 from pydantic_ai.tools import ToolDenied
 from pydantic_ai.usage import RunUsage
 
@@ -45,6 +46,7 @@ from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import build_model, provider_endpoint
 from agents.steps import StepRecorder, bounded_text
 from agents.toolset import GatewayToolset
+from core import tracing
 from core.error_ids import error_id_note, new_error_id
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -164,12 +166,24 @@ def decided_calls(run: AgentRun) -> DeferredToolResults:
     return results
 
 
+def with_model_spans(model: Model) -> Model:
+    """``model`` with pydantic-ai's GenAI spans (model, token usage) when traces are on; never
+    prompts, completions or tool arguments (``include_content`` off)."""
+    provider = tracing.provider()
+    if provider is None:
+        return model
+    options = InstrumentationSettings(
+        tracer_provider=provider, include_content=False, include_binary_content=False
+    )
+    return InstrumentedModel(model, options)
+
+
 async def drive(job: Slice) -> None:
     run, agent = job.run, job.agent
     recorder = await sync_to_async(StepRecorder)(run, job.caller)
     toolset = GatewayToolset(job.tenant, job.caller, agent.tools, recorder)
     framework_agent = PydanticAgent(
-        job.model,
+        with_model_spans(job.model),
         instructions=agent.instructions or None,
         output_type=[str, DeferredToolRequests],
         toolsets=[toolset],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ from apps_runtime.routes import Route
 from apps_runtime.sandbox import HandlerFailed, Invocation, SandboxLimits, get_sandbox
 from apps_runtime.sandbox import RequestTooLarge as SandboxRequestTooLarge
 from apps_runtime.sandbox_broker import make_broker
+from core import tracing
 from core.caches import BoundedCache
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -238,14 +240,20 @@ def run_route(call: RouteCall) -> RouteResult:
         else warm_key(loaded.app.tenant_id, loaded.app.pk, loaded.version.pk),
     )
     enqueued: list[str] = []
-    broker = make_broker(
-        scope,
-        enqueued=enqueued,
-        events=events,
-        egress=_egress_call(loaded, route, caller, invocation, traceparent),
-    )
     try:
-        outcome = get_sandbox().run(invocation, broker)
+        with handler_span(loaded, route) as span:
+            request["traceparent"] = tracing.current_traceparent() or traceparent  # the handler's span
+            broker = make_broker(  # in the span: its records and outbound requests are children of it
+                scope,
+                enqueued=enqueued,
+                events=events,
+                egress=_egress_call(loaded, route, caller, invocation, request["traceparent"]),
+            )
+            try:
+                outcome = get_sandbox().run(invocation, broker)
+            except HandlerFailed as failure:
+                tracing.failed(span, failure.kind)
+                raise
     except SandboxRequestTooLarge as err:
         raise RequestTooLarge("the request is too large for a handler") from err
     except HandlerFailed as failure:
@@ -276,6 +284,21 @@ def _egress_call(
         declared_secrets=compiled.secrets,
         connections=compiled.connections,
         trace_id=parts[1] if len(parts) == 4 and len(parts[1]) == 32 else "",
+    )
+
+
+def handler_span(loaded: LoadedApp, route: Route):
+    """The span of one handler run in the sandbox, recorded on the host side (the sandbox has no SDK)."""
+    if not tracing.enabled():
+        return nullcontext()
+    return tracing.span(
+        f"handler {loaded.app.name}",
+        {
+            "lcp.tenant": loaded.app.tenant.slug,
+            "lcp.app": loaded.app.name,
+            "lcp.app.version": loaded.version.number,
+            "lcp.handler": route.handler,
+        },
     )
 
 

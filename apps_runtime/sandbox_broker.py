@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -18,6 +20,7 @@ from apps_runtime.record_quota import RecordLimitExceeded
 from apps_runtime.records import RecordsScope
 from apps_runtime.sandbox import BrokerError
 from apps_runtime.storage_quota import StorageQuotaExceeded
+from core import tracing
 
 Broker = Callable[[str, dict], Any]
 
@@ -57,15 +60,33 @@ def _jobs_ops(scope: RecordsScope, enqueued: list[str]) -> dict[str, Callable[[d
     return {protocol.JOBS_ENQUEUE: enqueue}
 
 
-def _http_ops(egress: EgressCall) -> dict[str, Callable[[dict], Any]]:
+def _http_ops(egress: EgressCall, parent: str | None) -> dict[str, Callable[[dict], Any]]:
     def request(args: dict) -> dict:
-        try:
-            return send(egress, args)
-        except Refused as refusal:
-            code = protocol.EGRESS_RETRYABLE if refusal.retryable else protocol.EGRESS_REFUSED
-            raise BrokerError(code, refusal.rule) from None
+        with _outbound_span(args, parent) as span:
+            try:
+                answer = send(egress, args)
+            except Refused as refusal:
+                code = protocol.EGRESS_RETRYABLE if refusal.retryable else protocol.EGRESS_REFUSED
+                tracing.failed(span, code)
+                raise BrokerError(code, refusal.rule) from None
+            if span is not None:
+                span.set_attribute("http.response.status_code", answer["status"])
+                if answer["status"] >= 400:
+                    tracing.failed(span, str(answer["status"]))
+            return answer
 
     return {protocol.HTTP_REQUEST: request}
+
+
+def _outbound_span(args: dict, parent: str | None):
+    """A CLIENT span of one outbound request: its method and host, never its path or query."""
+    if parent is None:
+        return nullcontext()
+    try:
+        host = urlsplit(str(args.get("url", ""))).hostname or ""
+    except ValueError:
+        host = ""
+    return tracing.outbound_request(str(args.get("method", "")).upper()[:10], host[:255], parent=parent)
 
 
 def make_broker(
@@ -81,9 +102,10 @@ def make_broker(
     appended there for the caller to send once the handler is done. Progress and log notices go to
     ``events`` (checked first), or nowhere. With ``egress``, handlers may make outbound requests.
     """
+    parent = tracing.current_traceparent()  # the handler run's span; the pipe may be read elsewhere
     ops = _records_ops(scope) | notice_ops(events)
     if egress is not None:
-        ops.update(_http_ops(egress))
+        ops.update(_http_ops(egress, parent))
     if enqueued is not None:
         ops.update(_jobs_ops(scope, enqueued))
 
@@ -93,17 +115,28 @@ def make_broker(
             raise BrokerError("invalid", f"unknown operation '{op}'")
         if not isinstance(args, dict):
             raise BrokerError("invalid", "arguments must be an object")
-        try:
-            return handler(args)
-        except (RecordNotFound, JobRouteNotFound) as err:
-            raise BrokerError("not_found", err.message) from err
-        except PermissionDenied as err:
-            raise BrokerError("permission_denied", err.message) from err
-        except (JobEnqueueLimit, RecordLimitExceeded, StorageQuotaExceeded) as err:
-            raise BrokerError("limit", err.message) from err
-        except RecordInvalid as err:
-            raise BrokerError("invalid", err.message) from err
-        except RuntimeDomainError as err:
-            raise BrokerError("invalid", err.message) from err
+        traced = parent is not None and op != protocol.HTTP_REQUEST  # an outbound request has its own
+        with tracing.span(op, parent=parent) if traced else nullcontext():  # the op's name, no contents
+            return _serve(handler, args)
 
     return broker
+
+
+def _serve(handler: Callable[[dict], Any], args: dict) -> Any:
+    """One broker operation, its domain errors as the ``BrokerError`` the handler sees.
+
+    Raises:
+        BrokerError: not found, permission denied, over a limit, or invalid.
+    """
+    try:
+        return handler(args)
+    except (RecordNotFound, JobRouteNotFound) as err:
+        raise BrokerError("not_found", err.message) from err
+    except PermissionDenied as err:
+        raise BrokerError("permission_denied", err.message) from err
+    except (JobEnqueueLimit, RecordLimitExceeded, StorageQuotaExceeded) as err:
+        raise BrokerError("limit", err.message) from err
+    except RecordInvalid as err:
+        raise BrokerError("invalid", err.message) from err
+    except RuntimeDomainError as err:
+        raise BrokerError("invalid", err.message) from err

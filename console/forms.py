@@ -9,7 +9,6 @@ from __future__ import annotations
 from django import forms
 
 from apps_runtime.models import JobRun
-from mcp_gateway.models import ToolCallAudit
 from tenants.exceptions import InvalidValue, TenantError
 from tenants.models import ApiToken, Membership
 from tenants.roles import parse_roles
@@ -108,18 +107,6 @@ class PreviewForm(forms.Form):
         if needed and not data.get(needed):
             self.add_error(needed, "Choose one.")
         return data
-
-
-class AuditFilterForm(forms.Form):
-    user = forms.CharField(required=False, max_length=150, label="User")
-    tool = forms.CharField(required=False, max_length=128, label="Tool (wire name)")
-    outcome = forms.ChoiceField(required=False, choices=[("", "any")] + ToolCallAudit.Outcome.choices)
-    since = forms.DateTimeField(
-        required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
-    until = forms.DateTimeField(
-        required=False, label="To (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
 
 
 class RunFilterForm(forms.Form):

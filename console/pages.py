@@ -20,6 +20,7 @@ NAVIGATION = [
     ("Secrets", "console:secrets", True),
     ("Agents", "console:agents", False),
     ("Audit", "console:audit", True),
+    ("Changes", "console:changes", True),
     ("Errors", "console:errors", True),
     ("Job runs", "console:runs", True),
     ("Connect a client", "console:connect", False),

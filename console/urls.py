@@ -51,6 +51,7 @@ urlpatterns = [
     path("<str:slug>/secrets/set", secrets.set_secret, name="set-secret"),
     path("<str:slug>/secrets/<str:name>/delete", secrets.delete_secret, name="delete-secret"),
     path("<str:slug>/audit/", activity.audit, name="audit"),
+    path("<str:slug>/audit/changes/", activity.changes, name="changes"),
     path("<str:slug>/errors/", activity.errors, name="errors"),
     path("<str:slug>/errors/<str:error_id>", activity.error_detail, name="error"),
     path("<str:slug>/runs/", activity.runs, name="runs"),

@@ -19,12 +19,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from core import tracing
 from core.fair_pool import FairPool
 
 logger = logging.getLogger("core.background")
@@ -70,24 +72,29 @@ class Dispatcher:
             self._pool = None
 
     def _sender(self, one: str, countdown: float | None) -> Callable[[], None]:
+        parent = tracing.current_traceparent()  # the work continues the trace that asked for it
+
         # A named function, not a partial: Django names a failed robust callback by its __qualname__.
         def send_background_work() -> None:
-            self._send(one, countdown)
+            self._send(one, countdown, parent)
 
         return send_background_work
 
-    def _send(self, one: str, countdown: float | None) -> None:
+    def _send(self, one: str, countdown: float | None, parent: str | None = None) -> None:
         if not current_app.conf.task_always_eager:
-            current_app.send_task(self.task_name, (one,), countdown=countdown)
+            # Under the sender's trace: Celery's instrumentation puts it in the message for the worker.
+            with tracing.span(f"{self.name} send", parent=parent) if parent else nullcontext():
+                current_app.send_task(self.task_name, (one,), countdown=countdown)
             return
         tenant = self.tenant_of(one)
         if tenant is not None:  # deleted or purged meanwhile: nothing to run
             member = self.member_of(one) if self.member_of is not None else None
-            self.in_process_pool().submit(tenant, self._run_in_process, one, member=member)
+            self.in_process_pool().submit(tenant, self._run_in_process, one, parent, member=member)
 
-    def _run_in_process(self, one: str) -> None:
+    def _run_in_process(self, one: str, parent: str | None = None) -> None:
         try:
-            self.run(one)
+            with tracing.span(self.name, {"lcp.work.id": one}, parent=parent) if parent else nullcontext():
+                self.run(one)
         except Exception:  # the top of a pool thread: one failure must not strand the work queued after it
             logger.exception("%s %s failed in-process", self.name, one)
         finally:

@@ -6,6 +6,7 @@ from django.apps import AppConfig
 from django.conf import settings
 
 from core.logs import trace_id
+from lowcode_platform.tracing import configure_tracing
 
 # The trace id each running task replaced, to put back when it ends: a task run eagerly (no broker)
 # runs in its caller's context, whose lines must not keep the task's id afterwards.
@@ -22,6 +23,7 @@ class PlatformConfig(AppConfig):
         make_data_folders()
         task_prerun.connect(_trace_by_task, weak=False)
         task_postrun.connect(_end_task_trace, weak=False)
+        configure_tracing()
 
 
 def make_data_folders() -> None:

@@ -66,4 +66,15 @@ class OperationsSettings(SettingsGroup):
 
 
 # The groups the platform's system check (lowcode_platform.E001) bounds.
-GROUPS = (SiteSettings, HttpsSettings, OperationsSettings)
+class ObservabilitySettings(SettingsGroup):
+    """Traces and the audit export (docs/observability.md). OTEL_EXPORTER_OTLP_ENDPOINT (OTLP over
+    HTTP, e.g. http://127.0.0.1:4318) turns traces on; the OpenTelemetry SDK reads the other OTEL_*
+    variables itself. AUDIT_EXPORT_MAX_ROWS: rows one audit export response streams at most (a SIEM
+    resumes with ?after=<the last line's metadata.uid>), read in batches of 500 whatever it is."""
+
+    OTEL_EXPORTER_OTLP_ENDPOINT = Text("")
+    OTEL_SERVICE_NAME = Text("lowcode-platform")
+    AUDIT_EXPORT_MAX_ROWS = Int(50_000, low=1, high=1_000_000)
+
+
+GROUPS = (SiteSettings, HttpsSettings, OperationsSettings, ObservabilitySettings)

@@ -4,7 +4,8 @@ What is counted lives in ``core.metrics`` (tool calls, by tenant, tool and outco
 histograms, and the gauges registered there). This module adds the gauges of this process's own
 state (MCP sessions and listen streams, tool threads per tenant share, sandbox call slots), sampled
 every few seconds and at each scrape, and, read from the database at each scrape, the unfinished
-MCP tasks and job runs (they run in Celery workers, which serve no HTTP). Allowed: a scraper from
+MCP tasks, job runs and agent runs (they run in Celery workers, which serve no HTTP).
+``deploy/grafana/`` holds a dashboard of them. Allowed: a scraper from
 ``METRICS_ALLOWED_NETWORKS`` (loopback by default), or one sending ``Authorization: Bearer
 <METRICS_TOKEN>``; anyone else gets a 403 problem.
 """
@@ -25,6 +26,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from agents.models import AgentRun
 from apps_runtime.models import JobRun
 from apps_runtime.sandbox import get_sandbox
 from core.metrics import gauge_source, sample_gauges
@@ -79,7 +81,7 @@ async def sample_forever() -> None:
 
 
 class UnfinishedWork(Collector):
-    """MCP tasks and job runs not finished yet, by status: one grouped count of each per scrape."""
+    """MCP tasks, job runs and agent runs not finished yet, by status: one grouped count each per scrape."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         tasks = GaugeMetricFamily("lcp_mcp_tasks", "Unfinished MCP tasks, by status.", labels=["status"])
@@ -94,6 +96,12 @@ class UnfinishedWork(Collector):
         for status in unfinished:
             runs.add_metric([status], counts.get(status, 0))
         yield runs
+        agents = GaugeMetricFamily("lcp_agent_runs", "Unfinished agent runs, by status.", labels=["status"])
+        unfinished = [AgentRun.Status.QUEUED, AgentRun.Status.RUNNING, AgentRun.Status.AWAITING_APPROVAL]
+        counts = _counts(AgentRun.all_tenants.filter(status__in=unfinished))
+        for status in unfinished:
+            agents.add_metric([status], counts.get(status, 0))
+        yield agents
 
 
 def _counts(rows) -> dict[str, int]:

@@ -30,7 +30,7 @@ from apps_runtime.conf import (
     TenantShareSettings,
 )
 from core.env_settings import Bool, EnvSetting, Float, Int, IntRange, Items, Json
-from lowcode_platform.conf import HttpsSettings, OperationsSettings, SiteSettings
+from lowcode_platform.conf import HttpsSettings, ObservabilitySettings, OperationsSettings, SiteSettings
 from mcp_gateway.conf import (
     AuditRetentionSettings,
     FairnessSettings,
@@ -540,3 +540,10 @@ SCREENS_ORIGIN = _screens.SCREENS_ORIGIN.rstrip("/")
 SCREENS_GRANT_SECONDS = _screens.SCREENS_GRANT_SECONDS
 # First: on the SCREENS_ORIGIN host nothing but screens' documents and the SDK is answered.
 MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
+
+# --- observe ---
+# Traces and the audit export (lowcode_platform.conf.ObservabilitySettings, docs/observability.md).
+_observability = ObservabilitySettings(os.environ)
+OTEL_EXPORTER_OTLP_ENDPOINT = _observability.OTEL_EXPORTER_OTLP_ENDPOINT
+OTEL_SERVICE_NAME = _observability.OTEL_SERVICE_NAME or "lowcode-platform"
+AUDIT_EXPORT_MAX_ROWS = _observability.AUDIT_EXPORT_MAX_ROWS

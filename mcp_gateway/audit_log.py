@@ -27,6 +27,7 @@ from typing import Any
 from django.db import DatabaseError, connections, router
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from core import tracing
 from mcp_gateway.models import ToolCallAudit
 from tenants.callers import Caller
 
@@ -122,10 +123,11 @@ def record_call(
         trace_id=trace_id,
     )
     connection = connections[router.db_for_write(ToolCallAudit)]
-    if connection.in_atomic_block or not connection.get_autocommit():
-        _insert(connection, [row])  # in the caller's transaction: commits or rolls back with it
-    else:  # autocommit: each ``bulk_create`` of ``group_commit`` is committed when it returns
-        group_commit.write(connection, row)
+    with tracing.span("audit.write", {"lcp.audit.outcome": outcome}):
+        if connection.in_atomic_block or not connection.get_autocommit():
+            _insert(connection, [row])  # in the caller's transaction: commits or rolls back with it
+        else:  # autocommit: each ``bulk_create`` of ``group_commit`` is committed when it returns
+            group_commit.write(connection, row)
 
 
 class _Queued:

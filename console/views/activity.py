@@ -1,4 +1,4 @@
-"""What happened in the tenant: the audit of tool calls, handler errors, and job runs."""
+"""What happened in the tenant: the audit of tool calls and of changes, handler errors, and job runs."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from django.utils.dateparse import parse_datetime
 from apps_runtime.models import HandlerError, JobRun
 from console.access import TenantPage, tenant_page
 from console.exceptions import ConsoleNotFound
-from console.forms import AuditFilterForm, RunFilterForm
+from console.forms import RunFilterForm
 from console.pages import render_page
+from mcp_gateway.api.audit_filters import ToolCallFilter
 from mcp_gateway.models import ToolCallAudit
+from tenants.api.change_filters import ChangeFilter
+from tenants.models import TenantAuditLog
 
 PAGE_SIZE = 50
 
@@ -33,25 +36,18 @@ def _query_without_page(request: HttpRequest) -> str:
 
 @tenant_page(admin=True)
 def audit(request: HttpRequest, page: TenantPage) -> HttpResponse:
-    form = AuditFilterForm(request.GET)
-    rows = ToolCallAudit.objects.for_tenant(page.tenant).select_related("user").order_by("-created_at", "-id")
-    status = 200
+    rows = (
+        ToolCallAudit.objects.for_tenant(page.tenant)
+        .select_related("user", "token")
+        .order_by("-created_at", "-id")
+    )
+    filters = ToolCallFilter(request.GET, queryset=rows)  # the API's filters, the same names
+    form, status = filters.form, 200
     with timezone.override(UTC):  # the page asks for times in UTC, whatever the server's zone
-        valid = form.is_valid()
-    if valid:
-        data = form.cleaned_data
-        if data["user"]:
-            rows = rows.filter(user__username=data["user"])
-        if data["tool"]:
-            rows = rows.filter(wire_name=data["tool"])
-        if data["outcome"]:
-            rows = rows.filter(outcome=data["outcome"])
-        if data["since"]:
-            rows = rows.filter(created_at__gte=data["since"])
-        if data["until"]:
-            rows = rows.filter(created_at__lte=data["until"])
-    else:
-        rows, status = rows.none(), 400
+        valid = filters.is_valid()
+    rows = filters.qs if valid else rows.none()
+    if not valid:
+        status = 400
     context = {"form": form, "rows": _paged(request, rows), "query": _query_without_page(request)}
     return render_page(request, page, "audit.html", context, current="console:audit", status=status)
 
@@ -110,3 +106,18 @@ def _attempt_row(entry: dict) -> dict:
     for key in ("started_at", "finished_at"):
         row[key] = parse_datetime(entry[key]) if isinstance(entry.get(key), str) else None
     return row
+
+
+@tenant_page(admin=True)
+def changes(request: HttpRequest, page: TenantPage) -> HttpResponse:
+    rows = (
+        TenantAuditLog.objects.for_tenant(page.tenant)
+        .select_related("acting_user")
+        .order_by("-created_at", "-id")
+    )
+    filters = ChangeFilter(request.GET, queryset=rows)  # the API's filters, the same names
+    with timezone.override(UTC):
+        valid = filters.is_valid()
+    rows, status = (filters.qs, 200) if valid else (rows.none(), 400)
+    context = {"form": filters.form, "rows": _paged(request, rows), "query": _query_without_page(request)}
+    return render_page(request, page, "changes.html", context, current="console:changes", status=status)

@@ -1,32 +1,49 @@
-"""Gateway API for tenant admins: the audit of MCP tool calls, and a preview of any caller's tools/list."""
+"""Gateway API for tenant admins: the audit of MCP tool calls (pages and export), and a preview of any
+caller's tools/list."""
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from mcp_gateway.api.audit_filters import ToolCallFilter
+from mcp_gateway.api.ocsf import api_activity
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools import preview
+from tenants.api.audit_feeds import AuditPages, JSONLinesRenderer, export_after, filtered, json_lines
 from tenants.api.views import TenantAPIView
 from tenants.callers import Caller
+from tenants.models import Tenant
 from tenants.roles import parse_roles
 
-MAX_ROWS = 500
+AUDIT_FILTERS = [
+    OpenApiParameter(name, str, description=str(field.label or name))
+    for name, field in ToolCallFilter.base_filters.items()
+]
 
 
 class ToolCallAuditSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username", default=None)
+    token = serializers.CharField(source="token.key_id", default=None, help_text="the token's public key id")
+    agent = serializers.CharField(source="agent_name")
+    agent_run = serializers.CharField(source="agent_run_id")
 
     class Meta:
         model = ToolCallAudit
         fields = [
+            "id",
             "created_at",
             "username",
-            "token_id",
+            "token",
             "oauth_client_id",
+            "agent",
+            "agent_run",
             "method",
             "wire_name",
             "app_name",
@@ -35,14 +52,42 @@ class ToolCallAuditSerializer(serializers.ModelSerializer):
             "duration_ms",
             "error_id",
             "arguments_sha256",
+            "trace_id",
         ]
 
 
+def audit_rows(tenant: Tenant) -> QuerySet[ToolCallAudit]:
+    return ToolCallAudit.objects.for_tenant(tenant).select_related("user", "token", "tenant")
+
+
 class ToolCallAuditView(TenantAPIView):
-    @extend_schema(responses=ToolCallAuditSerializer(many=True))
+    @extend_schema(
+        parameters=[*AUDIT_FILTERS, OpenApiParameter("cursor", str), OpenApiParameter("limit", int)],
+        responses=ToolCallAuditSerializer(many=True),
+        description="Tool calls, resource reads, prompt gets and completions, newest first, a page a time.",
+    )
     def get(self, request: Request, slug: str) -> Response:
-        rows = ToolCallAudit.objects.for_tenant(self.tenant).select_related("user").order_by("-created_at")
-        return Response(ToolCallAuditSerializer(rows[:MAX_ROWS], many=True).data)
+        rows = filtered(ToolCallFilter, request.query_params, audit_rows(self.tenant))
+        pages = AuditPages()
+        page = pages.paginate_queryset(rows, request, view=self)
+        return pages.get_paginated_response(ToolCallAuditSerializer(page, many=True).data)
+
+
+class ToolCallExportView(TenantAPIView):
+    renderer_classes = [JSONRenderer, JSONLinesRenderer]
+
+    @extend_schema(
+        parameters=[
+            *AUDIT_FILTERS,
+            OpenApiParameter("after", str, description="the last line's metadata.uid"),
+        ],
+        responses={(200, "application/jsonl"): str},
+        description="The audit as JSON Lines, oldest first, one OCSF API Activity event a line.",
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        after = export_after(request.query_params)
+        rows = filtered(ToolCallFilter, request.query_params, audit_rows(self.tenant))
+        return json_lines(rows, api_activity, after=after)
 
 
 class ToolPreviewView(TenantAPIView):

@@ -21,6 +21,7 @@ from mcp_gateway.protocol.errors import jsonrpc_errors
 from mcp_gateway.protocol.list_pages import ListPages
 from mcp_gateway.protocol.notifications import PROMPTS, RESOURCES, Notifier
 from mcp_gateway.protocol.progress_relay import relayed
+from mcp_gateway.protocol.spans import RequestSpans
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
 from mcp_gateway.sdk_seams import OpenTelemetryMiddleware
@@ -147,9 +148,11 @@ def build_server(notifier: Notifier) -> GatewayServer:
     server.extensions.update(EXTENSIONS)  # both eras' capabilities and server/discover read it
     # 2026-07-28 tasks (SEP-2663); 2025-11-25 sessions are offered the core ``tasks`` capability instead.
     server.extensions[TASKS_EXTENSION] = {}
-    if not settings.MCP_OPENTELEMETRY:
+    if not settings.MCP_OPENTELEMETRY or settings.OTEL_EXPORTER_OTLP_ENDPOINT:
         # The SDK wraps every message in a span even with no exporter set up: 0.1-0.3 ms of CPU a call.
+        # With traces exported, RequestSpans is the request's span (with the tenant and the app).
         server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    server.middleware.append(RequestSpans())  # first: a request's CallContext is built inside its span
     server.middleware.append(ListPages(notifier))
     register_task_methods(server, jsonrpc_errors)
     # Declares the logging capability (handshake era); registered after construction, where the SDK

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from core import tracing
 from core.error_ids import new_error_id
 from core.metrics import REFUSED_TOOL, record_tool_call
 from mcp_gateway.audit_log import AuditRecord, Outcome, record_call
@@ -60,6 +61,8 @@ def _write(
     call: CallContext, name: str, arguments: Any, method: str, seconds: float, audit: AuditRecord
 ) -> None:
     assert audit.outcome is not None  # noqa: S101 -- recorded
+    if audit.app_name:  # the request's span learns which app served it
+        tracing.annotate({"lcp.app": audit.app_name, "lcp.app.version": audit.app_version or 0})
     record_call(
         call.caller,
         name,

@@ -15,6 +15,7 @@ from django.conf import settings
 from mcp.types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.call_events import CallEvents
+from core import tracing
 from mcp_gateway.tools.asks import kinds_declared
 from mcp_gateway.tools.client_features import shows_ui
 from mcp_gateway.tools.tracing import traceparent_of
@@ -71,7 +72,8 @@ class CallContext:
             ui_host=shows_ui(capabilities),
             can_ask=kinds,
             can_confirm="elicitation" in kinds,  # a form, as a handler's elicitation questions
-            traceparent=traceparent_of(params),
+            # The request's span when traces are exported (a child of the client's), else the client's.
+            traceparent=tracing.current_traceparent() or traceparent_of(params),
             events=events,
             session_id=session_id,
         )

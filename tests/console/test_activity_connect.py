@@ -43,10 +43,10 @@ def test_the_audit_lists_every_call_newest_first(signed_in, calls):
 @pytest.mark.parametrize(
     ("query", "count"),
     [
-        ({"user": "reader"}, 1),
+        ({"member": "reader"}, 1),
         ({"tool": "acme_collections_list"}, 2),
         ({"outcome": "handler_failed"}, 1),
-        ({"user": "writer", "outcome": "ok"}, 1),
+        ({"member": "writer", "outcome": "ok"}, 1),
         ({"since": "2000-01-01T00:00"}, 3),
         ({"until": "2000-01-01T00:00"}, 0),
     ],

@@ -83,6 +83,7 @@ def test_the_page_has_the_session_sandbox_task_and_job_gauges(live_url, reader):
     assert value(page, "lcp_sandbox_slots") > 0
     assert ("lcp_mcp_tasks", frozenset({("status", "working")})) in page
     assert ("lcp_job_runs", frozenset({("status", "queued")})) in page
+    assert ("lcp_agent_runs", frozenset({("status", "awaiting_approval")})) in page
 
 
 @pytest.mark.django_db
