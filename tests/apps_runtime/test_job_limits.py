@@ -136,7 +136,9 @@ def test_a_tenant_may_have_only_so_many_unfinished_runs(kick, kick_as, chores, s
     """Each member may hold their share (here 1 of 3); the tenant's cap is reached only by several."""
     settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT, settings.TENANT_MEMBER_SHARE_PERCENT = 3, 50
     sent: list[str] = []
-    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: sent.append(run_id))
+    monkeypatch.setattr(
+        "apps_runtime.jobs.queue.runs._send", lambda run_id, countdown, parent=None: sent.append(run_id)
+    )
 
     response = kick("", path="/t/acme/apps/chores/kick-many")
     assert response.status_code == 429
@@ -158,7 +160,7 @@ def test_a_tenant_may_have_only_so_many_unfinished_runs(kick, kick_as, chores, s
 
 def test_a_run_whose_machinery_fails_ends_failed_with_an_error_id(kick, chores, monkeypatch):
     """A run that cannot be rebuilt (here a caller snapshot the platform cannot read) is not left running."""
-    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: None)
+    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown, parent=None: None)
     run_id = as_json(kick("POST /jobs/write"))["run_id"]
     JobRun.objects.for_tenant(chores).filter(run_id=run_id).update(caller={"roles": 7})
     monkeypatch.undo()
@@ -175,7 +177,7 @@ def test_a_run_whose_machinery_fails_ends_failed_with_an_error_id(kick, chores, 
 
 
 def test_a_run_that_fails_before_it_starts_ends_failed_not_queued(kick, chores, monkeypatch):
-    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: None)
+    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown, parent=None: None)
     run_id = as_json(kick("POST /jobs/write"))["run_id"]
     monkeypatch.undo()
 
@@ -208,7 +210,7 @@ def test_the_runs_one_call_starts_are_capped_in_all_not_only_in_depth(kick, chor
 
 def test_a_tenant_queues_only_so_many_runs_a_minute(kick, kick_as, chores, settings, monkeypatch):
     settings.JOBS_MAX_RUNS_PER_TENANT_PER_MINUTE, settings.TENANT_MEMBER_SHARE_PERCENT = 3, 50
-    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: None)
+    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown, parent=None: None)
 
     response = kick("", path="/t/acme/apps/chores/kick-many")
     assert response.status_code == 429

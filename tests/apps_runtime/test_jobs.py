@@ -58,7 +58,8 @@ def sent(monkeypatch):
     """Record run_job sends instead of running them."""
     calls: list[tuple[str, float | None]] = []
     monkeypatch.setattr(
-        "apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: calls.append((run_id, countdown))
+        "apps_runtime.jobs.queue.runs._send",
+        lambda run_id, countdown, parent=None: calls.append((run_id, countdown)),
     )
     return calls
 

@@ -91,7 +91,9 @@ def shares(acme, deploy, make_token):
 def held(monkeypatch) -> list[str]:
     """Runs stay queued (their tasks are collected, not sent): the state a busy queue holds them in."""
     sent: list[str] = []
-    monkeypatch.setattr("apps_runtime.jobs.queue.runs._send", lambda run_id, countdown: sent.append(run_id))
+    monkeypatch.setattr(
+        "apps_runtime.jobs.queue.runs._send", lambda run_id, countdown, parent=None: sent.append(run_id)
+    )
     return sent
 
 

@@ -52,7 +52,7 @@ def held(monkeypatch) -> list[str]:
     """Task runs are collected, not sent: tasks wait to start until the test runs them."""
     sent: list[str] = []
     monkeypatch.setattr(
-        "mcp_gateway.mcp_tasks.queue.runs._send", lambda task_id, countdown: sent.append(task_id)
+        "mcp_gateway.mcp_tasks.queue.runs._send", lambda task_id, countdown, parent=None: sent.append(task_id)
     )
     return sent
 
