@@ -23,6 +23,7 @@ BUILTIN_TOOLS = (
     "records_update",
     "records_delete",
     "search_tools",
+    "run_code",
 )
 
 HASH_DIGITS = 8

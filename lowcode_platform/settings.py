@@ -547,3 +547,15 @@ _observability = ObservabilitySettings(os.environ)
 OTEL_EXPORTER_OTLP_ENDPOINT = _observability.OTEL_EXPORTER_OTLP_ENDPOINT
 OTEL_SERVICE_NAME = _observability.OTEL_SERVICE_NAME or "lowcode-platform"
 AUDIT_EXPORT_MAX_ROWS = _observability.AUDIT_EXPORT_MAX_ROWS
+
+# --- codemode ---
+# Code mode (docs/code-mode.md): a run_code script makes at most CODE_MODE_MAX_CALLS inner tool calls,
+# runs at most CODE_MODE_TIMEOUT_MS (never more than SANDBOX_MAX_TIMEOUT_MS, inner calls included)
+# and prints at most CODE_MODE_MAX_OUTPUT_CHARS characters (the rest is cut, said so).
+CODE_MODE_MAX_CALLS = _env_int("CODE_MODE_MAX_CALLS", 50)
+CODE_MODE_TIMEOUT_MS = min(_env_int("CODE_MODE_TIMEOUT_MS", 20_000), SANDBOX_MAX_TIMEOUT_MS)
+CODE_MODE_MAX_OUTPUT_CHARS = _env_int("CODE_MODE_MAX_OUTPUT_CHARS", 20_000)
+if not 1 <= CODE_MODE_MAX_CALLS <= SANDBOX_MAX_DATA_CALLS:
+    raise ImproperlyConfigured("CODE_MODE_MAX_CALLS must be between 1 and SANDBOX_MAX_DATA_CALLS")
+if CODE_MODE_TIMEOUT_MS < SANDBOX_MIN_TIMEOUT_MS or CODE_MODE_MAX_OUTPUT_CHARS < 0:
+    raise ImproperlyConfigured("CODE_MODE_TIMEOUT_MS or CODE_MODE_MAX_OUTPUT_CHARS out of bounds")

@@ -53,6 +53,7 @@ class AuditRecord:
     app_name: str = ""
     app_version: int | None = None
     error_id: str = ""
+    call_id: str = ""  # set by a call that makes inner calls (run_code): they name it as their parent
 
     def app(self, name: str | None) -> None:
         """The call resolved to a tool (or resource, prompt) of app ``name``."""
@@ -99,6 +100,8 @@ def record_call(
     error_id: str = "",
     method: str = "tools/call",
     trace_id: str = "",
+    call_id: str = "",
+    parent_call_id: str = "",
 ) -> None:
     """Write the call's audit row; outside a transaction it is committed when this returns.
 
@@ -121,6 +124,8 @@ def record_call(
         arguments_sha256=arguments_hash(arguments),
         method=method,
         trace_id=trace_id,
+        call_id=call_id,
+        parent_call_id=parent_call_id,
     )
     connection = connections[router.db_for_write(ToolCallAudit)]
     with tracing.span("audit.write", {"lcp.audit.outcome": outcome}):

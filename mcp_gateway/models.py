@@ -46,10 +46,17 @@ class ToolCallAudit(TenantOwned):
     arguments_sha256 = models.CharField(max_length=64)
     # The W3C trace id of the call (``traceparent`` in the request's ``_meta``), to find it in traces.
     trace_id = models.CharField(max_length=32, blank=True)
+    # Code mode: a run_code call's own id, and on each inner call the id of the run_code call it
+    # belongs to (its rows are written before their parent's, so the link is an id, not a key).
+    call_id = models.CharField(max_length=40, blank=True)
+    parent_call_id = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "-created_at"])]
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"]),
+            models.Index(fields=["tenant", "parent_call_id"], name="mcp_audit_parent_call"),
+        ]
         ordering = ["tenant_id", "-created_at"]
 
     def __str__(self) -> str:

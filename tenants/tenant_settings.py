@@ -126,9 +126,15 @@ SETTINGS: dict[str, SettingSpec] = {
             "list",
             "How MCP clients find app tools. list: tools/list offers every tool the caller may use, "
             "plus search_tools. search: tools/list offers the built-in tools, search_tools and the tools "
-            "an app pins; the model finds the others with search_tools. Every tool stays callable by "
-            "name in both.",
-            choices=("list", "search"),
+            "an app pins; the model finds the others with search_tools. code: as search, for a model "
+            "that composes tools with run_code (docs/code-mode.md). Every tool stays callable by name.",
+            choices=("list", "search", "code"),
+        ),
+        SettingSpec(
+            "codeMode",
+            True,
+            "Offer the built-in run_code tool: a model composes the caller's own tools in one "
+            "sandboxed Python script (docs/code-mode.md).",
         ),
     )
 }

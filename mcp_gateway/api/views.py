@@ -53,6 +53,8 @@ class ToolCallAuditSerializer(serializers.ModelSerializer):
             "error_id",
             "arguments_sha256",
             "trace_id",
+            "call_id",
+            "parent_call_id",
         ]
 
 

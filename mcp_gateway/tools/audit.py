@@ -74,6 +74,8 @@ def _write(
         error_id=audit.error_id,
         method=method,
         trace_id=call.trace_id,
+        call_id=audit.call_id,
+        parent_call_id=call.parent_call_id,
     )
     if method == "tools/call":
         # A refused call may name any tool at all: its name is not a label (core.metrics says why).

@@ -163,6 +163,41 @@ _SEARCH_OUTPUT = {
     "required": ["tools", "canSatisfyIntent", "summary", "nextSteps"],
 }
 
+RUN_CODE = "run_code"
+_RUN_CODE_DESCRIPTION = (
+    "Run a short Python script that calls your tools and returns only what matters: one round trip "
+    "instead of many. In the script, tools.call(name, arguments) returns a tool's structuredContent "
+    "(raises ToolError if refused or failed); tools.search(query, limit=5) finds tools (their name, "
+    "description and inputSchema). Assign the answer to `result`; print() output comes back too. "
+    "No network, no files, no imports beyond the standard library's pure modules; each inner call is "
+    "yours, with your rights. Example: "
+    "cases = tools.call('acme_cases_search', {'q': 'Globex'})['items']; "
+    "result = [c['id'] for c in cases if c['status'] == 'open']"
+)
+_RUN_CODE_INPUT = _object(
+    {"code": {"type": "string", "minLength": 1, "maxLength": 20_000, "description": "Python 3 source."}},
+    ["code"],
+)
+_RUN_CODE_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "result": {"description": "The value bound to `result` (JSON), or null."},
+        "output": {"type": "string", "description": "What the script printed (bounded)."},
+        "calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string"},
+                    "outcome": {"type": "string"},
+                    "ms": {"type": "number"},
+                },
+            },
+        },
+    },
+    "required": ["result", "output", "calls"],
+}
+
 _RECORDS = "mcp_gateway.tools.builtin_records."
 
 
@@ -246,5 +281,15 @@ BUILTINS: dict[str, Builtin] = _registry(
         "mcp_gateway.tools.tool_search.search_tools",
         _SEARCH_OUTPUT,
         per_client=True,
+    ),
+    Builtin(
+        RUN_CODE,
+        "Run code over your tools",
+        _RUN_CODE_DESCRIPTION,
+        lambda: _RUN_CODE_INPUT,
+        _annotations(read_only=False, idempotent=False),
+        # Run by tools.calls with the call's context (code_mode.run_code), never as a plain handler.
+        "mcp_gateway.tools.code_mode.not_a_plain_builtin",
+        _RUN_CODE_OUTPUT,
     ),
 )

@@ -35,6 +35,7 @@ class CallContext:
     (form elicitation, an agent run's approval), else such a call is refused unasked.
     ``traceparent``: the request's checked W3C trace context. ``events``: where the handler's
     progress and log lines go (the protocol's relay, a task's status), None to drop them.
+    ``parent_call_id``: an inner call of a ``run_code`` script names that call's audit ``call_id``.
     """
 
     tenant: Tenant
@@ -47,6 +48,7 @@ class CallContext:
     traceparent: str | None = None
     events: CallEvents | None = None
     session_id: str | None = None
+    parent_call_id: str = ""
 
     @classmethod
     def for_request(

@@ -18,9 +18,10 @@ from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
 from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.builtins import BUILTINS
+from mcp_gateway.tools.builtins import BUILTINS, RUN_CODE
 from mcp_gateway.tools.call_context import CallContext
 from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
+from mcp_gateway.tools.code_mode import run_code
 from mcp_gateway.tools.confirmation import (
     Confirmation,
     Verdict,
@@ -169,6 +170,9 @@ def _call(
     stopped = preflight(call, entry, arguments, audit, confirmation, count_call=not as_task)
     if stopped is not None:
         return stopped
+    if entry.builtin == RUN_CODE:
+        # Each call of the script goes through this pipeline again, as the same caller.
+        return run_code(call, entry, arguments, audit, confirmation, run_call)
     if entry.builtin is not None:
         result = _call_builtin(call, entry, arguments, audit)
     else:

@@ -22,7 +22,7 @@ from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from core.caches import BoundedCache
-from mcp_gateway.tools.builtins import BUILTINS, SEARCH_TOOLS
+from mcp_gateway.tools.builtins import BUILTINS, RUN_CODE, SEARCH_TOOLS
 from mcp_gateway.tools.output_budget import OutputBudget, output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -35,6 +35,8 @@ T = TypeVar("T")
 E = TypeVar("E")  # a catalog entry: anything with visible_to(caller)
 # The toolDiscovery value that lists only built-ins and pinned tools.
 SEARCH_MODE = "search"
+# The toolDiscovery value for code mode: the same short list (run_code among the built-ins).
+CODE_MODE = "code"
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,8 @@ class CatalogEntry:
         return not self.app_only and (ui_host or not self.ui["requiresUiHost"])
 
     def visible_to(self, caller: Caller) -> bool:
-        if caller.read_only and not self.read_only:
+        # run_code is offered to a read-only token: its inner writes are refused one by one.
+        if caller.read_only and not self.read_only and self.builtin != RUN_CODE:
             return False
         if self.builtin is not None:
             return caller.is_member or caller.is_superuser
@@ -154,17 +157,18 @@ class TenantCatalog:
 
 def visible_tools(tenant: Tenant, caller: Caller, *, ui_host: bool = False) -> list[CatalogEntry]:
     """Every tool ``caller`` may see and call now: the one per-caller rule of tools/list and search_tools
-    (``ui_host``: for a client that shows MCP Apps views)."""
-    return catalog_for(tenant).visible(
+    (``ui_host``: for a client that shows MCP Apps views); ``run_code`` only while ``codeMode`` is on."""
+    visible = catalog_for(tenant).visible(
         caller, app_tools=tenant.setting("customAppsMcpTools"), ui_host=ui_host
     )
+    return visible if tenant.setting("codeMode") else [e for e in visible if e.builtin != RUN_CODE]
 
 
 def listed_tools(tenant: Tenant, caller: Caller, *, ui_host: bool = False) -> list[CatalogEntry]:
     """What tools/list offers ``caller``: all of ``visible_tools``, or in the tenant's ``search`` mode of
     ``toolDiscovery`` only the built-ins and the tools an app pins (the others stay callable by name)."""
     visible = visible_tools(tenant, caller, ui_host=ui_host)
-    if tenant.setting("toolDiscovery") != SEARCH_MODE:
+    if tenant.setting("toolDiscovery") not in (SEARCH_MODE, CODE_MODE):
         return visible
     return [e for e in visible if e.builtin is not None or e.pinned]
 
