@@ -15,6 +15,7 @@ from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import session_can_answer
 from mcp_gateway.protocol.concurrency import TenantBusy, in_thread
 from mcp_gateway.protocol.context import GatewayRequest
+from mcp_gateway.tools.builtins import RUN_CODE
 from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, catalog_for
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -36,9 +37,9 @@ def needs_stream(
 
     A ``tools/call`` that asked for progress or for log lines (a 2026-07-28 request's log level, or
     its handshake-era ``session``'s ``logging/setLevel``), or whose tool asks the user to confirm it
-    first (elicitation travels on the call's stream), or an app tool called in a handshake-era
-    session whose client answers questions (its handler may ask: ``asking``). Reads only the cached
-    catalog: no I/O.
+    first (elicitation travels on the call's stream), or an app tool (or ``run_code``, whose script
+    may call a confirm tool) called in a handshake-era session whose client answers questions (its
+    handler may ask: ``asking``). Reads only the cached catalog: no I/O.
     """
     if method != "tools/call" or not isinstance(params, dict):
         return False
@@ -51,7 +52,9 @@ def needs_stream(
     entry = catalog.by_name.get(name) if catalog is not None else None
     if entry is None or not entry.visible_to(caller):
         return False
-    return entry.confirm or (entry.builtin is None and session_can_answer(session))
+    # A run_code script may call a confirm tool: its question travels on the run_code call's stream.
+    asks = entry.builtin is None or entry.builtin == RUN_CODE
+    return entry.confirm or (asks and session_can_answer(session))
 
 
 async def warm_catalog(tenant: Tenant) -> TenantCatalog | None:

@@ -42,6 +42,7 @@ from tenants.models import Tenant
 Outcome = ToolCallAudit.Outcome
 __all__ = ["CallContext", "call_tool", "list_tools", "resolve_tool", "run_call", "visible_tools"]
 APP_TOOLS_OFF = "App tools are switched off for this tenant (setting customAppsMcpTools)."
+CODE_MODE_OFF = "Code mode is switched off for this tenant (setting codeMode)."
 APP_ONLY = "It is called from its app's view, in a client that shows MCP Apps."
 
 
@@ -69,6 +70,8 @@ def resolve_tool(call: CallContext, name: str) -> CatalogEntry:
         raise ToolUnavailable(name)
     if entry.builtin is None and not tenant.setting("customAppsMcpTools"):
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_TOOLS_OFF}")
+    if entry.builtin == RUN_CODE and not tenant.setting("codeMode"):
+        raise ToolUnavailable(name, f"Unknown tool: {name}. {CODE_MODE_OFF}")
     if entry.app_only and not call.ui_host:
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_ONLY}")
     return entry
