@@ -37,6 +37,7 @@ E = TypeVar("E")  # a catalog entry: anything with visible_to(caller)
 SEARCH_MODE = "search"
 # The toolDiscovery value for code mode: the same short list (run_code among the built-ins).
 CODE_MODE = "code"
+NOT_SEARCHED = (SEARCH_TOOLS, RUN_CODE)
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,9 @@ class TenantCatalog:
         # Imported here: numpy, bm25s and WordLlama (~30 MiB) load in a process only once it searches.
         from mcp_gateway.tools.search_index import SearchIndex
 
+        # Neither search_tools nor run_code is a tool a search should lead to (both are listed).
         return self.derived(
-            "search_index", lambda: SearchIndex([e for e in self.entries if e.builtin != SEARCH_TOOLS])
+            "search_index", lambda: SearchIndex([e for e in self.entries if e.builtin not in NOT_SEARCHED])
         )
 
     def derived(self, key: str, build: Callable[[], T]) -> T:

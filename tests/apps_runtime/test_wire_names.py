@@ -93,7 +93,7 @@ def test_a_limit_too_small_to_keep_any_of_the_name_is_refused(limit):
         fit_to_limit("anything_long_enough_to_hash", limit=limit)
 
 
-def test_builtin_tools_are_the_seven_documented_ones():
+def test_builtin_tools_are_the_eight_documented_ones():
     assert BUILTIN_TOOLS == (
         "collections_list",
         "records_query",
@@ -102,6 +102,7 @@ def test_builtin_tools_are_the_seven_documented_ones():
         "records_update",
         "records_delete",
         "search_tools",
+        "run_code",
     )
 
 

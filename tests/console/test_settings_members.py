@@ -58,6 +58,7 @@ def test_a_bad_setting_is_a_form_error(signed_in, acme, data):
     assert settings_of(acme) == {
         "agentRunsPerDay": 100,
         "agentTokensPerDay": 1000000,
+        "codeMode": True,
         "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,

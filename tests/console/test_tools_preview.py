@@ -35,7 +35,7 @@ def test_the_tools_page_lists_every_tool_with_wire_name_annotations_and_reach(si
     assert "<code>acme_cases_find_case</code>" in body
     assert "members with any of: case_reader, case_writer" in body
     assert "<code>readOnlyHint</code>: true" in body
-    assert "15 tools" in body
+    assert "16 tools" in body
     search_row = body[body.index("<code>acme_search_tools</code>") :].split("</tr>")[0]
     assert "finds only the tools the caller may see and call" in search_row
     assert "records checked" not in search_row  # search_tools reads no records
@@ -104,11 +104,11 @@ def test_the_preview_shows_the_effect_of_switching_app_tools(signed_in, acme, de
     deploy(acme)
     client = signed_in("admin")
     body = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"}).content.decode()
-    assert "Switched off, this caller would get 7 tools" in body
+    assert "Switched off, this caller would get 8 tools" in body
     actions.set_tenant_setting(acme, "customAppsMcpTools", False, acting_user=None)
     response = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"})
-    assert "Switched on, it would get 15 tools" in response.content.decode()
-    assert len(preview_json(response)) == 7
+    assert "Switched on, it would get 16 tools" in response.content.decode()
+    assert len(preview_json(response)) == 8
 
 
 def test_the_preview_warns_when_the_endpoint_is_off(signed_in, acme):
@@ -152,7 +152,7 @@ def test_the_preview_shows_the_token_cost_of_each_discovery_mode(signed_in, acme
     response = client.get(PREVIEW, {"as": "roles", "roles": "case_writer"})
     searched = api_preview(roles="case_writer")
     pinned_and_builtins = [t["name"] for t in preview_json(response)]
-    assert pinned_and_builtins[-1] == "acme_cases_find_case" and len(pinned_and_builtins) == 8
+    assert pinned_and_builtins[-1] == "acme_cases_find_case" and len(pinned_and_builtins) == 9
     body = response.content.decode()
     assert (
         f'<tr id="mode-search"><th scope="row"><code>search</code></th><td>{searched["count"]}</td>' in body

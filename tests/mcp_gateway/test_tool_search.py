@@ -146,6 +146,7 @@ def test_search_mode_lists_builtins_and_pinned_tools_and_every_tool_stays_callab
     listed, found, called, hidden = session("acme", token("member"), mode, work)
     assert sorted(n for n in listed if not n.startswith(("acme_records_", "acme_collections_"))) == [
         "acme_people_request_leave",
+        "acme_run_code",
         "acme_search_tools",
     ]
     assert found["tools"][0]["name"] == "acme_people_find_colleague"

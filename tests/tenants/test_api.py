@@ -66,6 +66,7 @@ def test_admin_reads_and_patches_settings(api_client, acme, make_token):
     defaults = {
         "agentRunsPerDay": 100,
         "agentTokensPerDay": 1000000,
+        "codeMode": True,
         "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,

@@ -11,6 +11,7 @@ def test_settings_default_to_on(make_tenant):
     assert make_tenant().get_settings() == {
         "agentRunsPerDay": 100,
         "agentTokensPerDay": 1000000,
+        "codeMode": True,
         "confirmDestructiveTools": True,
         "customAppsMcpTools": True,
         "maxOutputTokens": 20000,
