@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
+from django.db.models import Q, QuerySet
 
 from mcp_gateway.models import ToolCallAudit
 
@@ -16,7 +17,8 @@ METHODS = ("tools/call", "resources/read", "prompts/get", "completion/complete")
 
 class ToolCallFilter(django_filters.FilterSet):
     """``method``, ``outcome``, ``tool``, ``app``, ``member``, ``token`` (its public key id),
-    ``connection`` (an OAuth client id), ``agent``, ``run`` (an agent run id), ``since``/``until``."""
+    ``connection`` (an OAuth client id), ``agent``, ``run`` (an agent run id), ``since``/``until``,
+    ``call`` (a run_code call's ``call_id``: that call and its script's inner calls)."""
 
     method = django_filters.ChoiceFilter(choices=[(m, m) for m in METHODS])
     outcome = django_filters.ChoiceFilter(choices=ToolCallAudit.Outcome.choices)
@@ -27,6 +29,7 @@ class ToolCallFilter(django_filters.FilterSet):
     connection = django_filters.CharFilter(field_name="oauth_client_id", max_length=255, label="OAuth client")
     agent = django_filters.CharFilter(field_name="agent_name", max_length=40)
     run = django_filters.CharFilter(field_name="agent_run_id", max_length=40, label="Agent run")
+    call = django_filters.CharFilter(method="_call", max_length=40, label="run_code call")
     since = django_filters.IsoDateTimeFilter(
         field_name="created_at", lookup_expr="gte", label="From (UTC)", widget=_PICKER
     )
@@ -37,3 +40,6 @@ class ToolCallFilter(django_filters.FilterSet):
     class Meta:
         model = ToolCallAudit
         fields: list[str] = []
+
+    def _call(self, rows: QuerySet[ToolCallAudit], _name: str, value: str) -> QuerySet[ToolCallAudit]:
+        return rows.filter(Q(call_id=value) | Q(parent_call_id=value))
