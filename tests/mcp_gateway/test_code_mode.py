@@ -310,3 +310,29 @@ def test_code_mode_off_hides_run_code_and_refuses_it(demo, token):
     names, result = anyio.run(main)
     assert RUN not in names
     assert result.is_error is True
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_example() -> str:
+    text = README.read_text()
+    start = text.index("<!-- code-mode-example -->\n```python\n") + len(
+        "<!-- code-mode-example -->\n```python\n"
+    )
+    return text[start : text.index("\n```\n", start) + 1]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+def test_the_readme_example_runs_verbatim_over_the_demo(token, mode):
+    result = run_code(token("reader"), readme_example(), mode)
+
+    assert result.is_error is False, result.content
+    value = result.structured_content
+    assert value["output"] == "2 open of 3\n"
+    assert [(case["reference"], case["status"]) for case in value["result"]] == [
+        ("C-1001", "open"),
+        ("C-1002", "open"),
+    ]
+    assert all(case["id"] for case in value["result"])
+    assert len(value["calls"]) == 3
