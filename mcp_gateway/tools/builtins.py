@@ -166,13 +166,14 @@ _SEARCH_OUTPUT = {
 RUN_CODE = "run_code"
 _RUN_CODE_DESCRIPTION = (
     "Run a short Python script that calls your tools and returns only what matters: one round trip "
-    "instead of many. In the script, tools.call(name, arguments) returns a tool's structuredContent "
-    "(raises ToolError if refused or failed); tools.search(query, limit=5) finds tools (their name, "
-    "description and inputSchema). Assign the answer to `result`; print() output comes back too. "
-    "No network, no files, no imports beyond the standard library's pure modules; each inner call is "
-    "yours, with your rights. Example: "
-    "cases = tools.call('acme_cases_search', {'q': 'Globex'})['items']; "
-    "result = [c['id'] for c in cases if c['status'] == 'open']"
+    "instead of many, for multi-step work (find, then read each; filter; join). In the script, "
+    "tools.call(name, arguments) returns a tool's structuredContent and raises ToolError if the call "
+    "is refused or fails; tools.search(query, limit=5) finds tools (name, description, inputSchema). "
+    "Assign the answer to `result`; print() output comes back too. Example: "
+    "found = tools.call('<find tool>', {'query': 'Smith'}); "
+    "result = [tools.call('<get tool>', {'id': x['id']}) for x in found['result'] if x['status'] == 'open']. "
+    "Standard library only: no network, no files; every inner call is yours, with your rights and "
+    "limits (at most 50 calls per run)."
 )
 _RUN_CODE_INPUT = _object(
     {"code": {"type": "string", "minLength": 1, "maxLength": 20_000, "description": "Python 3 source."}},

@@ -224,7 +224,9 @@ def _invocation(call: CallContext, code: str) -> Invocation:
             # One more than the cap: the call past it is answered by the broker, which says why.
             max_data_calls=settings.CODE_MODE_MAX_CALLS + 1,
         ),
-        tenant_key=str(call.tenant.pk),
+        # A fair share of its own: a script holds its slot while its inner calls run handlers in the
+        # tenant's share, so scripts filling that share would starve their own inner calls.
+        tenant_key=f"{call.tenant.pk}:code",
         # Code mode's own kind of warm worker: per tenant and person (a script can change its
         # interpreter's state, which must never reach another person's script).
         warm_key=f"{call.tenant.pk}:code:{person}",
