@@ -173,7 +173,7 @@ _RUN_CODE_DESCRIPTION = (
     "found = tools.call('<find tool>', {'query': 'Smith'}); "
     "result = [tools.call('<get tool>', {'id': x['id']}) for x in found['result'] if x['status'] == 'open']. "
     "Standard library only: no network, no files; every inner call is yours, with your rights and "
-    "limits (at most 50 calls per run)."
+    "limits (a capped number of calls per run)."
 )
 _RUN_CODE_INPUT = _object(
     {"code": {"type": "string", "minLength": 1, "maxLength": 20_000, "description": "Python 3 source."}},
