@@ -29,8 +29,8 @@ import mcp.types as types
 from django.conf import settings
 from ulid import ULID
 
+from apps_runtime.handler_contract import LOG, PROGRESS
 from apps_runtime.sandbox import BrokerError, HandlerFailed, Invocation, SandboxLimits, get_sandbox
-from apps_runtime.sandbox.runtime import protocol
 from core.error_ids import error_id_note
 from mcp_gateway.audit_log import AuditRecord, Outcome
 from mcp_gateway.exceptions import InternalError, Unavailable
@@ -74,7 +74,7 @@ class _Run:
     parent_id: str = ""  # the run_code call's audit call_id
 
     def broker(self, op: str, args: dict) -> Any:
-        if op in protocol.NOTICE_OPS:
+        if op in (PROGRESS, LOG):
             return None  # a script has no progress or log lines to send
         if op not in (CALL, SEARCH):
             raise BrokerError("invalid", f"unknown operation '{op}'")
@@ -94,7 +94,8 @@ class _Run:
 
     def _call(self, name: str, arguments: dict) -> Any:
         started = time.perf_counter()
-        outcome, result = Outcome.PLATFORM_ERROR, None
+        outcome: str = Outcome.PLATFORM_ERROR
+        result: types.CallToolResult | Asked | None = None
         try:
             result = self._run(name, arguments)
         except Unavailable as err:
