@@ -10,6 +10,7 @@ script itself (it may reach any of it by introspection): the capability is the p
 
 import builtins
 import json
+import sys
 import traceback
 
 CALL = "tools.call"
@@ -83,7 +84,8 @@ def _script_trace(exc, source_lines):
 
 
 def handle(request):
-    from platform_sdk import RecordsError  # the SDK is registered only in the child, per call
+    # The handler SDK, which the child registers as ``platform_sdk`` for each call: its data-call error.
+    data_error = sys.modules["platform_sdk"].RecordsError
 
     code = request.body.get("code")
     output = _Output(int(request.body.get("max_output") or 0))
@@ -94,7 +96,7 @@ def handle(request):
     scope = {
         "__name__": "__code__",
         "__builtins__": names,
-        "tools": _Tools(request._transport, RecordsError),
+        "tools": _Tools(request._transport, data_error),
         "ToolError": ToolError,
         "result": None,
     }
