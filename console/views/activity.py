@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC
 
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
@@ -88,9 +87,6 @@ def runs(request: HttpRequest, page: TenantPage) -> HttpResponse:
             rows = rows.filter(status=data["status"])
     else:
         rows, status = rows.none(), 400
-    call = request.GET.get("call", "")[:40]
-    if call:  # a run_code call and its script's inner calls (code mode), linked by its call id
-        rows = rows.filter(Q(call_id=call) | Q(parent_call_id=call))
     context = {"form": form, "rows": _paged(request, rows), "query": _query_without_page(request)}
     return render_page(request, page, "runs.html", context, current="console:runs", status=status)
 
