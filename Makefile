@@ -56,6 +56,8 @@ test: install system-deps
 # The type checker (mypy, configured in pyproject.toml; its Django plugin loads the settings) and the
 # dependency check: the platform's imports against its dependencies, then the tests' against those
 # and the dev extra (tenant bundles under tests/ import the handler SDK, which the sandbox provides).
+# The manual (docs/, mkdocs.yml) is built strict, so a broken link or anchor fails, into a
+# temporary folder, never into the checkout.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -63,6 +65,8 @@ lint: install
 	$(VENV)/bin/mypy
 	$(VENV)/bin/deptry .
 	$(VENV)/bin/deptry . --exclude '\.venv|bench|examples|fixtures|var|lcp/templates|tests/.*/apps/' --ignore DEP002,DEP004
+	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"; \
+		status=$$?; rm -rf "$$site"; exit $$status
 
 bench: install
 	$(PY) bench/run_all.py

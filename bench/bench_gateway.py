@@ -19,7 +19,7 @@ both alike; the load average is printed at the start and the end.
   listed in figure 4) is in it.
 - Figure 6: calls per second of ``serve --workers 2`` against ``--workers 1`` (both stateless:
   several workers need it); with ``--replicas-database``, two ``serve`` replicas on PostgreSQL and
-  Redis behind haproxy configured as the README says, against one replica behind the same haproxy.
+  Redis behind haproxy configured as docs/production.md says, against one replica behind the same haproxy.
 
 FastMCP (``fastmcp_server.py``, in a venv of its own, see ``_setup.fastmcp_python``) is a peer in
 figures 1, 2, 4 and 5: an unisolated ``echo`` tool behind its bearer-token check; ``--no-fastmcp``
@@ -636,8 +636,8 @@ def seed_database(url: str) -> tuple[str, str]:
 
 
 async def replica_rounds(rounds: int, scratch: Path, database: str, redis: str) -> dict[str, list[tuple]]:
-    """Calls/s of the app tool through haproxy (the README's configuration) in front of one replica and in
-    front of two, in alternating rounds; the CPU counted is the replicas' and haproxy's."""
+    """Calls/s of the app tool through haproxy (docs/production.md's configuration) in front of one
+    replica and in front of two, in alternating rounds; the CPU counted is the replicas' and haproxy's."""
     token, _ = await anyio.to_thread.run_sync(seed_database, database)
     shared = {
         "DATABASE_URL": database,
@@ -1062,7 +1062,7 @@ def report(rounds, tier, load_before, calls, sequential, lists, workers, memory,
             rows,
         )
 
-    print(f"\nREADME rows ({os.cpu_count()} cores, load {load_before[0]:.1f}-{load_after[0]:.1f}):")
+    print(f"\nPerformance rows ({os.cpu_count()} cores, load {load_before[0]:.1f}-{load_after[0]:.1f}):")
     print("| figure | platform | baseline (same run) | ratio | goal |")
     print("|---|---|---|---|---|")
     for figure, value, base, ratio, goal in rows:

@@ -1,7 +1,7 @@
 """Soak through the load balancer: 16 MCP clients of both eras for 10 minutes. Errors 0, memory flat.
 
 The production shape of ``tests/support/cluster.py``: a private PostgreSQL and Redis, ``--replicas``
-``manage.py serve`` replicas, a Celery worker and beat, haproxy in front with the README's
+``manage.py serve`` replicas, a Celery worker and beat, haproxy in front with docs/production.md's
 configuration. Half the clients speak 2026-07-28 (stateless), half 2025-11-25 (a session each,
 routed by its id); each, back to back for the whole run, calls in turn an app tool that reads
 (``find_case``), one that writes (``create_case``), the built-in ``records_query`` and ``get_case``.

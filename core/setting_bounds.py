@@ -20,7 +20,7 @@ def bound_errors(bounds: dict[str, Bound], check_id: str) -> list[Error]:
     return [
         Error(
             f"{name}={getattr(settings, name, None)!r} must be {bound.describe()}",
-            hint=f"fix {name} in the environment, or unset it to get the default (README: Configuration)",
+            hint=f"fix {name} in the environment, or unset it to get the default (docs/configuration.md)",
             id=check_id,
         )
         for name, bound in bounds.items()

@@ -8,7 +8,8 @@ Run it from the checkout (the platform's virtualenv already has the SDK), with a
 
 Elsewhere, ``pip install "mcp>=2.3,<2.4"`` first (it brings ``httpx2``). ``--url`` defaults to the
 demo's endpoint; ``MCP_URL`` and ``MCP_TOKEN`` in the environment stand in for ``--url`` and
-``--token``. Exit status: 0, or 1 when the tool answered ``isError``, 2 for bad usage.
+``--token``. Exit status: 0; 1 when the tool answered ``isError``, the server refused the call (a
+tool missing from this caller's list: the message says why) or the connection; 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -51,7 +52,13 @@ async def run(url: str, token: str, tool: str | None, arguments: dict) -> int:
                 print(f"  {each.name}: {each.title or (each.description or '').splitlines()[0]}")
             if tool is None:
                 return 0
-            result = await client.call_tool(tool, arguments)
+            try:
+                result = await client.call_tool(tool, arguments)
+            except MCPError as refused:
+                # The server refused the call itself (not the connection): most often a tool this
+                # caller may not use, which the server names with the reasons (-32602).
+                print(f"error: {tool} was refused: {refused.message}", file=sys.stderr)
+                return 1
     print(f"\n{tool} {json.dumps(arguments)} ->")
     if result.structured_content is not None:
         print(json.dumps(result.structured_content, indent=2, ensure_ascii=False))

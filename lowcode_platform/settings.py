@@ -480,7 +480,7 @@ LOGIN_REDIRECT_URL = "/accounts/"
 # A bundle may hold up to 500 files (apps_runtime.manifest.bundle.MAX_FILES); the console uploads a
 # folder as one request, so Django's default of 100 files per request would refuse most of them.
 DATA_UPLOAD_MAX_NUMBER_FILES = 500
-# One of the toolkit's deploy warnings is a decision, not an oversight (README, running in production):
+# One of the toolkit's deploy warnings is a decision, not an oversight (docs/production.md):
 # W008 says http redirect URIs are allowed, and oauth/clients.py allows them only on loopback, for
 # native apps (RFC 8252).
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

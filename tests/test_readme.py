@@ -1,13 +1,15 @@
-"""The README's examples, run as written against a served demo: the check that they keep working.
+"""The examples of the README and of the manual (``docs/``), run as written against a served demo:
+the check that they keep working.
 
-A fenced block right after ``<!-- readme-test -->`` runs in bash against the demo tenant that
-``seed_demo`` builds (as ``make demo`` does), served by ``manage.py serve`` on a free port, from a
-scratch folder that looks like the checkout (``manage.py`` and ``examples/``). Only what cannot be
-the same on a test machine is changed: ``http://127.0.0.1:8000`` becomes the served port,
-``.venv/bin/python`` the interpreter running the tests, ``TOKEN``/``ADMIN_TOKEN`` are the reader's and
-the admin's tokens (as the README asks), ``curl`` fails on an HTTP error status, and the demo's
-``openai`` agent provider is a scripted chat-completions server on loopback (``AGENT_PROVIDERS``):
-the real one cannot be reached from a test machine.
+A fenced block right after ``<!-- readme-test -->``, in ``README.md`` or any page under ``docs/``,
+runs in bash against the demo tenant that ``seed_demo`` builds (as ``make demo`` does), served by
+``manage.py serve`` on a free port, from a scratch folder that looks like the checkout
+(``manage.py`` and ``examples/``). Only what cannot be the same on a test machine is changed:
+``http://127.0.0.1:8000`` becomes the served port, ``.venv/bin/python`` the interpreter running the
+tests, ``TOKEN``/``ADMIN_TOKEN`` are the reader's and the admin's tokens (as the README asks),
+``curl`` fails on an HTTP error status, and the demo's ``openai`` agent provider is a scripted
+chat-completions server on loopback (``AGENT_PROVIDERS``): the real one cannot be reached from a
+test machine.
 
 ``<!-- readme-test: exits 1 -->`` expects that exit status instead of 0, and a ```text block right
 after a block holds lines its output must contain (``...`` stands for lines left out).
@@ -38,6 +40,9 @@ from tests.support.platform_process import PlatformProcess, migrated_database
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+# The manual's pages and the README: an example moved from one to another stays tested. The README
+# comes last: its first app adds a tool to the demo, and the manual's client example counts them.
+PAGES = [*sorted((ROOT / "docs").rglob("*.md")), README]
 DEMO_ORIGIN = "http://127.0.0.1:8000"
 BLOCK_SECONDS = 300
 _MARKED = re.compile(
@@ -51,6 +56,7 @@ _PRELUDE = 'curl() { command curl --silent --show-error --fail-with-body "$@"; e
 
 @dataclass(frozen=True)
 class Example:
+    page: str  # the file, relative to the checkout
     section: str
     lang: str
     mode: str
@@ -64,34 +70,73 @@ class Example:
 
 
 def examples(lang: str) -> list[Example]:
-    text = README.read_text()
+    found = []
+    for path in PAGES:
+        found += _marked(path)
+    return [example for example in found if example.lang == lang]
+
+
+def _marked(path: Path) -> list[Example]:
+    """The marked examples of one page, each named by its page and the ``##`` section it is in."""
+    text = path.read_text()
+    title = re.match(r"# (.+)\n", text)
     found = []
     for match in _MARKED.finditer(text):
         headings = re.findall(r"^## (.+)$", text[: match.start()], re.M)
         found.append(
             Example(
-                section=headings[-1] if headings else "top",
+                page=str(path.relative_to(ROOT)),
+                section=headings[-1] if headings else (title[1] if title else "top"),
                 lang=match["lang"],
                 mode=(match["mode"] or "").strip(),
                 code=match["code"],
                 expected=[line for line in (match["expected"] or "").splitlines() if line.strip()],
             )
         )
-    return [example for example in found if example.lang == lang]
+    return found
 
 
 SHELL_EXAMPLES = examples("bash")
 
 
 def _id(example: Example) -> str:
-    return f"{example.section}: {example.code.splitlines()[0][:60]}"
+    return f"{example.page}, {example.section}: {example.code.splitlines()[0][:60]}"
 
 
 def test_the_readme_marks_its_runnable_examples():
-    sections = {example.section for example in SHELL_EXAMPLES}
-    assert {"The demo", "Connecting MCP clients", "Your first app", "Tenant agents"} <= sections
-    assert "Build from your laptop: lcp" in sections
+    sections = {(example.page, example.section) for example in SHELL_EXAMPLES}
+    assert {("README.md", "The demo"), ("README.md", "Your first app")} <= sections
+    pages = {example.page for example in SHELL_EXAMPLES}
+    assert {"docs/clients.md", "docs/agents.md", "docs/mcp.md", "docs/production.md"} <= pages
+    assert ("README.md", "Build from your laptop: lcp") in sections
     assert sorted(example.mode for example in examples("json")) == ["case card", "case portal", "manifest"]
+
+
+# A relative link of the README: a file of the checkout, perhaps with an anchor in it. (The manual's
+# own links are checked by `mkdocs build --strict`, which `make lint` runs; the README is not in it.)
+_RELATIVE_LINK = re.compile(r"\]\((?![a-z]+:)(?P<path>[^)#\s]*)(?:#(?P<anchor>[^)\s]+))?\)")
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor, as MkDocs (Python-Markdown's toc) and GitHub make it for these headings."""
+    text = re.sub(r"[^\w\s-]", "", heading).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _anchors(page: Path) -> set[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)  # no "# comment" in code
+    return {_slug(heading) for heading in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def test_the_readme_links_resolve():
+    broken = []
+    for link in _RELATIVE_LINK.finditer(README.read_text()):
+        target = ROOT / link["path"] if link["path"] else README
+        if not target.exists():
+            broken.append(link[0])
+        elif link["anchor"] and link["anchor"] not in _anchors(target):
+            broken.append(link[0])
+    assert broken == []
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Every HTTP answer the MCP endpoint gives before the SDK takes over, in one place.
 
 The endpoint's error body is ``{"error": message}`` (plus ``errorId`` when the cause was logged
-under one), as the README promises for its 401, 404 and 503; a refused session is a JSON-RPC error
+under one), as docs/mcp.md promises for its 401, 404 and 503; a refused session is a JSON-RPC error
 body, since the client is in the middle of ``initialize``. The 401's challenge is
 ``core.challenges.bearer_challenge``, as on the platform's other surfaces.
 """

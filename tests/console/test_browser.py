@@ -4,7 +4,7 @@ One served platform and one browser for the module. Each test signs in through `
 uses the console as a person would (no JavaScript is needed for any of it), and checks the result
 with the official MCP SDK client over HTTP where a client would notice.
 
-Set ``UPDATE_SCREENSHOTS=1`` to refresh the README's screenshots of every page in ``docs/console/``.
+Set ``UPDATE_SCREENSHOTS=1`` to refresh the manual's screenshots of every page in ``docs/console/``.
 """
 
 from __future__ import annotations

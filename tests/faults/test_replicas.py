@@ -1,7 +1,7 @@
 """Three replicas behind haproxy (round-robin, no stickiness), under load from both MCP eras, through
 a deploy, a replica's death, a PostgreSQL restart and a Redis restart.
 
-The set-up is the README's "Behind a load balancer" (``tests/support/cluster.py``): a private
+The set-up is docs/production.md's "Behind a load balancer" (``tests/support/cluster.py``): a private
 PostgreSQL and Redis, three ``manage.py serve`` replicas, a Celery worker and beat, haproxy in
 front. Official SDK clients of 2026-07-28 (stateless: any replica answers any request) and of
 2025-11-25 (a session each, which haproxy routes by its ``Mcp-Session-Id``) read and write records
@@ -15,7 +15,7 @@ the whole time. What must hold:
   again (a 2025-11-25 client whose session died with its replica gets the documented 404 and opens
   a new session); a task sent after the Redis restart is run by the worker;
 - every write the platform acknowledged is stored;
-- the only 5xx answers are the documented ones (README, "Behind a load balancer"), and only while
+- the only 5xx answers are the documented ones (docs/production.md, "Behind a load balancer"), and only while
   a fault lasts: 502 or 503 from haproxy (a request in flight on the replica that died; no replica
   healthy while PostgreSQL restarts), 503 from a replica while its database is unreachable.
 """
@@ -48,7 +48,7 @@ CLIENTS = {MODERN: 3, LEGACY: 3}
 CALL_SECONDS = 30  # a bound on every MCP call, so a call lost with its replica cannot hang a client
 RECOVERY_SECONDS = 90
 ADDED_TOOL = "acme_cases_added_after_start"
-# Answers the README documents for a fault, by who gives them (haproxy's have no problem body).
+# Answers docs/production.md documents for a fault, by who gives them (haproxy's have no problem body).
 DOCUMENTED_5XX = {502, 503}
 REPLICAS = {"replica1", "replica2", "replica3"}  # haproxy's names for them (tests/support/cluster.py)
 

@@ -1,5 +1,5 @@
-"""The README's haproxy configuration never passes /metrics through: the replicas serve it to
-loopback, and a balancer on their host connects from loopback."""
+"""The haproxy configuration of docs/production.md never passes /metrics through: the replicas serve
+it to loopback, and a balancer on their host connects from loopback."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ pytestmark = [
 
 @pytest.fixture
 def balancer(live_url, transactional_db, tmp_path):
-    """haproxy, configured as the README says, in front of the test server (which reads the test
+    """haproxy, configured as docs/production.md says, in front of the test server (which reads the test
     database: /healthz and /metrics do)."""
     proxy = Balancer(tmp_path, [int(live_url.rsplit(":", 1)[1])])
     # The test server answers in a thread of this process, slower than a replica on a busy host:

@@ -317,7 +317,7 @@ def test_code_mode_off_hides_run_code_and_refuses_it(demo, token):
     assert refused == f"Unknown tool: {RUN}. Code mode is switched off for this tenant (setting codeMode)."
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "code-mode.md"
 
 
 def readme_example() -> str:

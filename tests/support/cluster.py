@@ -2,7 +2,7 @@
 
 A private PostgreSQL cluster and a private Redis (never the machine's shared ones: the tests restart
 them), ``manage.py serve`` replicas sharing them, a Celery worker and beat, and Debian's ``haproxy``
-in front, configured as the README's "Behind a load balancer" prescribes: round-robin, no cookie
+in front, configured as docs/production.md's "Behind a load balancer" prescribes: round-robin, no cookie
 stickiness, a ``/healthz`` check, and only handshake-era MCP sessions routed by their
 ``Mcp-Session-Id``. Every process runs in a process group of its own on loopback ports, and
 ``Cluster.close`` ends all of them, whatever state the test left them in.
@@ -33,19 +33,19 @@ from tests.support.platform_process import ROOT, Database, PlatformProcess, free
 
 START_SECONDS = 90
 
-README = ROOT / "README.md"
-# The haproxy configuration of the README's "Behind a load balancer", read from there so the test
+PRODUCTION_DOC = ROOT / "docs" / "production.md"
+# The haproxy configuration of docs/production.md's "Behind a load balancer", read from there so the test
 # runs what operators are told to run: only its `bind` line and its servers are replaced.
 _HAPROXY_BLOCK = re.compile(r"<!-- haproxy-config -->\n```text\n(?P<config>.*?)\n```", re.S)
-# Which replica answered, for the tests (not in the README: operators need not expose it).
+# Which replica answered, for the tests (not in the docs: operators need not expose it).
 _REPLICA_HEADER = "    http-response set-header X-Replica %[srv_name]"
 
 
 def haproxy_config(port: int, replica_ports: list[int]) -> str:
-    """The README's haproxy configuration, listening on ``port`` in front of ``replica_ports``."""
-    found = _HAPROXY_BLOCK.search(README.read_text())
+    """docs/production.md's haproxy configuration, listening on ``port`` in front of ``replica_ports``."""
+    found = _HAPROXY_BLOCK.search(PRODUCTION_DOC.read_text())
     if found is None:
-        raise RuntimeError("README.md has no <!-- haproxy-config --> block")
+        raise RuntimeError("docs/production.md has no <!-- haproxy-config --> block")
     lines = [line for line in found["config"].splitlines() if not line.strip().startswith("server ")]
     lines = [f"    bind 127.0.0.1:{port}" if line.strip().startswith("bind ") else line for line in lines]
     servers = [f"    server replica{n} 127.0.0.1:{p} check" for n, p in enumerate(replica_ports, start=1)]

@@ -1,4 +1,4 @@
-"""The handler contract in the README: what a handler receives and what its return values become."""
+"""The handler contract (docs/handlers.md): what a handler receives and what its return values become."""
 
 import pytest
 

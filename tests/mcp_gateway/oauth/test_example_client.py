@@ -1,5 +1,6 @@
-"""examples/oauth_client.py, the README's OAuth example, against a live server: a person signs in and
-consents in "the browser", the platform redirects to the example's loopback port, it lists tools."""
+"""examples/oauth_client.py, the OAuth example of docs/clients.md, against a live server: a person
+signs in and consents in "the browser", the platform redirects to the example's loopback port, it
+lists tools."""
 
 from __future__ import annotations
 
