@@ -32,6 +32,7 @@ from apps_runtime.conf import (
 from core.env_settings import Bool, EnvSetting, Float, Int, IntRange, Items, Json
 from lowcode_platform.conf import HttpsSettings, OperationsSettings, SiteSettings
 from mcp_gateway.conf import (
+    ApprovalSettings,
     AuditRetentionSettings,
     FairnessSettings,
     TaskSettings,
@@ -540,3 +541,9 @@ SCREENS_ORIGIN = _screens.SCREENS_ORIGIN.rstrip("/")
 SCREENS_GRANT_SECONDS = _screens.SCREENS_GRANT_SECONDS
 # First: on the SCREENS_ORIGIN host nothing but screens' documents and the SDK is answered.
 MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
+
+# --- approvals ---
+# Out-of-band approvals of "confirm" tools (mcp_gateway.conf.ApprovalSettings).
+_approvals = ApprovalSettings(os.environ)
+APPROVAL_TTL_SECONDS = _approvals.APPROVAL_TTL_SECONDS
+APPROVALS_MAX_PENDING_PER_MEMBER = _approvals.APPROVALS_MAX_PENDING_PER_MEMBER

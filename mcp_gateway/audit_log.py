@@ -52,6 +52,8 @@ class AuditRecord:
     app_name: str = ""
     app_version: int | None = None
     error_id: str = ""
+    # The call runs on a person's out-of-band approval (``tools.approvals``): an ok is ``confirmed``.
+    approved: bool = False
 
     def app(self, name: str | None) -> None:
         """The call resolved to a tool (or resource, prompt) of app ``name``."""

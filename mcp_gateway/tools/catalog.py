@@ -51,6 +51,8 @@ class CatalogEntry:
     rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
     task_support: str | None = None  # "optional" or "required" (the manifest's "task"), else None
     confirm: bool = False  # ask the user before the route runs (manifest option "confirm")
+    approvers: str | None = None  # who may approve a call asked out of band (manifest "approvers")
+    approval_ttl: int | None = None  # seconds (manifest "approvalTtl"); None: APPROVAL_TTL_SECONDS
     # For search_tools and toolDiscovery (manifest options "keywords", "pinned"; the app's title).
     tool_name: str | None = None
     keywords: tuple[str, ...] = ()
@@ -221,6 +223,8 @@ def _app_entry(row: Tool) -> CatalogEntry:
         max_output_tokens=d.get("maxOutputTokens"),
         rate_limit=RateLimit.from_json(d["rateLimit"]) if d.get("rateLimit") else None,
         confirm=d.get("confirm") is True,
+        approvers=d.get("approvers"),
+        approval_ttl=d.get("approvalTtl"),
         tool_name=row.name,
         keywords=tuple(d.get("keywords") or ()),
         pinned=d.get("pinned") is True,
