@@ -44,6 +44,27 @@ class Caller:
     oauth_client_id: str | None = None
     agent_name: str | None = None
     agent_run_id: str | None = None
+    # A connection narrowed to some apps (a token's ``apps``, an OAuth grant's ``app:<name>`` scopes):
+    # the names it carries, sorted, or None for all; ``read_apps``: those it carries read-only.
+    apps: tuple[str, ...] | None = None
+    read_apps: tuple[str, ...] = ()
+
+    def carries(self, app_name: str | None, read_only: bool) -> bool:
+        """Whether this connection carries the app ``app_name`` for a use that only reads
+        (``read_only``) or writes: the one rule of narrowed connections, which every catalog (tools,
+        resources, prompts, search, code mode) applies with the member's own rights. ``app_name``
+        None (a built-in) is carried."""
+        if self.apps is None or app_name is None:
+            return True
+        return app_name in self.apps and (read_only or app_name not in self.read_apps)
+
+    def scope_for(self, app_name: str, read_only: bool) -> str:
+        """The OAuth scope a connection needs to carry this use of ``app_name`` (the step-up's)."""
+        return f"app:{app_name}:read" if read_only else f"app:{app_name}"
+
+    def widened(self) -> Caller:
+        """The same member on a connection that carries every app: what they may use at all."""
+        return replace(self, apps=None, read_apps=())
 
     @property
     def is_authenticated(self) -> bool:
@@ -91,6 +112,9 @@ class Caller:
         """The caller ``to_snapshot`` stored, in ``tenant_id`` (keys it does not know are ignored)."""
         known = {f.name for f in fields(cls)} - {"tenant_id", "roles"}
         values = {name: value for name, value in data.items() if name in known}
+        if values.get("apps") is not None:
+            values["apps"] = tuple(values["apps"])
+        values["read_apps"] = tuple(values.get("read_apps") or ())
         return cls(tenant_id=tenant_id, roles=frozenset(data.get("roles") or ()), **values)
 
 
@@ -116,6 +140,7 @@ def caller_for(
         roles=frozenset(membership.roles if membership else ()),
         token_id=token.pk if token else None,
         read_only=bool(token and token.read_only),
+        apps=tuple(sorted(token.apps)) if token and token.apps else None,
     )
 
 
@@ -179,7 +204,16 @@ def caller_for_token(tenant: Tenant, raw: str, token: ApiToken | None | Unread =
         raise InvalidToken("issued for another tenant")
     user = token.user
     key = secret_digest(raw)
-    stamp = (tenant.state_key, token.pk, token.read_only, user.pk, user.get_username(), user.is_superuser)
+    apps = tuple(sorted(token.apps or ()))
+    stamp = (
+        tenant.state_key,
+        token.pk,
+        token.read_only,
+        apps,
+        user.pk,
+        user.get_username(),
+        user.is_superuser,
+    )
     cached = callers.get(key, stamp)
     if cached is not None:
         return cached

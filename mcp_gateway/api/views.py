@@ -108,7 +108,10 @@ class DecisionSerializer(serializers.Serializer):
 class ApprovalListView(TenantAPIView):
     permission_classes = [IsTenantMember]
 
-    @extend_schema(responses=OpenApiResponse(description="Open approvals the member asked for or decides."))
+    @extend_schema(
+        operation_id="tenants_approvals_list",
+        responses=OpenApiResponse(description="Open approvals the member asked for or decides."),
+    )
     def get(self, request: Request, slug: str) -> Response:
         rows = approvals.pending_for(self.tenant, request.user)
         return Response([approvals.approval_json(row) for row in rows])

@@ -12,7 +12,7 @@ from apps_runtime.dispatch import RouteCall, load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.json_values import value_problem
 from mcp_gateway.audit_log import AuditRecord
-from mcp_gateway.exceptions import ToolUnavailable
+from mcp_gateway.exceptions import InsufficientScope, ToolUnavailable
 from mcp_gateway.limits.rate_limits import at_rate_limit, enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.tools import approvals
@@ -21,7 +21,7 @@ from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS
 from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
+from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, needed_scope, visible_tools
 from mcp_gateway.tools.confirmation import (
     Confirmation,
     Verdict,
@@ -61,12 +61,16 @@ def resolve_tool(call: CallContext, name: str) -> CatalogEntry:
     """The tool ``name`` if the call's caller may call it now, from its client.
 
     Raises:
-        ToolUnavailable: unknown, hidden from this caller, or an app tool while app tools are off.
+        ToolUnavailable: unknown, hidden from this caller, or an app tool while app tools are off;
+            ``InsufficientScope``: the member's, but not carried by their connection.
     """
     tenant = call.tenant
     entry = catalog_for(tenant).by_name.get(name)
-    if entry is None or not entry.visible_to(call.caller):
+    if entry is None:
         raise ToolUnavailable(name)
+    if not entry.visible_to(call.caller):
+        scope = needed_scope(entry, call.caller)
+        raise ToolUnavailable(name) if scope is None else InsufficientScope(name, scope)
     if entry.builtin is None and not tenant.setting("customAppsMcpTools"):
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_TOOLS_OFF}")
     if entry.app_only and not call.ui_host:

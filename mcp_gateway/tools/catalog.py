@@ -88,9 +88,22 @@ class CatalogEntry:
     def visible_to(self, caller: Caller) -> bool:
         if caller.read_only and not self.read_only:
             return False
+        if not caller.carries(self.app_name, self.read_only):
+            return False
         if self.builtin is not None:
             return caller.is_member or caller.is_superuser
         return may_use_route(self.access, self.route_auth, caller)
+
+
+def needed_scope(entry: CatalogEntry, caller: Caller) -> str | None:
+    """The scope ``caller``'s connection lacks for ``entry``: a tool the member may use (their roles,
+    the token's read-only) that the connection's apps do not carry; None otherwise (visible, or not
+    the member's at all). The step-up's one rule (``tools.calls.resolve_tool``, the transport's 403)."""
+    if caller.apps is None or entry.app_name is None or entry.visible_to(caller):
+        return None
+    if not entry.visible_to(caller.widened()):
+        return None
+    return caller.scope_for(entry.app_name, entry.read_only)
 
 
 @dataclass
@@ -183,7 +196,16 @@ def caller_view(views: BoundedCache[tuple, list[E]], entries: Iterable[E], calle
 
 def view_key(caller: Caller, *, app_tools: bool, ui_host: bool = False) -> tuple:
     """Everything the tools a caller sees depend on, besides the catalog; role combinations are few."""
-    return (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools, ui_host)
+    narrowed = (caller.apps, caller.read_apps)  # a connection narrowed to some apps sees only those
+    return (
+        caller.is_member,
+        caller.is_superuser,
+        caller.read_only,
+        caller.roles,
+        narrowed,
+        app_tools,
+        ui_host,
+    )
 
 
 def _annotations(raw: dict) -> types.ToolAnnotations | None:
