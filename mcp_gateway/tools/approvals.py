@@ -15,6 +15,7 @@ approve their own call (they may still deny it). Anyone else gets 404, as for an
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import mcp.types as types
@@ -29,7 +30,7 @@ from core.errors import DomainError
 from mcp_gateway.audit_log import arguments_hash
 from mcp_gateway.models import Approval
 from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import CatalogEntry
+from mcp_gateway.tools.catalog import CatalogEntry, catalog_for
 from mcp_gateway.tools.confirmation import confirmation_message
 from mcp_gateway.tools.results import error_result
 from tenants.callers import Caller, caller_for
@@ -225,6 +226,65 @@ def access_approval(tenant: Tenant, public_id: str, user: AbstractBaseUser) -> A
     return found
 
 
+# --- agents' held calls ----------------------------------------------------------------------------
+
+# An agent run's held call is an approval too: the run (``agents``, above this package) decides it
+# through its own step, and registers here how (``agents.runs.decide_held``, in ``AgentsConfig.ready``).
+AgentDecider = Callable[[Approval, AbstractBaseUser, bool], None]
+_agent_decider: AgentDecider | None = None
+AGENT_HOLD_SECONDS = 7 * 86400  # a held call waits for its run's decision, at most a week in lists
+
+
+def register_agent_decider(decider: AgentDecider) -> None:
+    global _agent_decider
+    _agent_decider = decider
+
+
+def hold_for_agent(
+    tenant: Tenant, caller: Caller, wire_name: str, arguments: dict, question: str, run_id: str, step: int
+) -> Approval:
+    """The approval of an agent run's held call (its ``step``), decided in the console, the
+    approvals API or the run's own approvals endpoint, with the tool's ``approvers``."""
+    entry = catalog_for(tenant).by_name.get(wire_name)
+    return Approval.objects.create(
+        tenant=tenant,
+        public_id=ID_PREFIX + str(ULID()).lower(),
+        requested_by_id=caller.user_id,
+        credential_key=caller.credential_key,
+        wire_name=wire_name,
+        app_name=(entry.app_name if entry else None) or "",
+        arguments_sha256=arguments_hash(arguments),
+        question=question,
+        approvers=(entry.approvers if entry else None) or "",
+        agent_run_id=run_id,
+        agent_step=step,
+        expires_at=timezone.now() + dt.timedelta(seconds=AGENT_HOLD_SECONDS),
+    )
+
+
+def record_agent_decision(
+    run_id: str, tenant_id: int, step: int, user: AbstractBaseUser, approve: bool
+) -> None:
+    """Mark the held call's approval decided (its run decided the step), refusing the caller's own
+    approval under a four-eyes rule: the one check both paths share.
+
+    Raises:
+        ApprovalRefused: 403, the caller approving their own call under a four-eyes rule.
+    """
+    rows = Approval.objects.for_tenant(tenant_id).filter(agent_run_id=run_id, agent_step=step)
+    found = rows.filter(status=Status.PENDING).first()
+    if found is None:
+        return
+    if approve and found.requested_by_id == user.pk and four_eyes(found.approvers):
+        raise ApprovalRefused(_FOUR_EYES.format(found.approvers))
+    rows.filter(pk=found.pk, status=Status.PENDING).update(
+        status=Status.APPROVED if approve else Status.DENIED, decided_by=user, decided_at=timezone.now()
+    )
+
+
+_FOUR_EYES = "This tool needs another person's approval (approvers: {}); you may not approve your own call."
+
+
 def decide(tenant: Tenant, public_id: str, user: AbstractBaseUser, approve: bool) -> Approval:
     """Approve or deny an open approval as ``user``; final once made.
 
@@ -238,10 +298,9 @@ def decide(tenant: Tenant, public_id: str, user: AbstractBaseUser, approve: bool
     if not may_decide(approval, caller):
         raise ApprovalRefused("Only a person the tool's approvers rule names may decide this call.")
     if approve and approval.requested_by_id == user.pk and four_eyes(approval.approvers):
-        raise ApprovalRefused(
-            f"This tool needs another person's approval (approvers: {approval.approvers}); "
-            "you may not approve your own call."
-        )
+        raise ApprovalRefused(_FOUR_EYES.format(approval.approvers))
+    if approval.agent_run_id:
+        return _decide_held(approval, user, approve)
     now = timezone.now()
     with transaction.atomic():
         done = (
@@ -253,6 +312,16 @@ def decide(tenant: Tenant, public_id: str, user: AbstractBaseUser, approve: bool
     if not done:
         state = "expired" if approval.status == Status.PENDING else f"already {approval.status}"
         raise ApprovalRefused(f"This approval is {state}; a decision is final.", 409, "conflict")
+    return approval
+
+
+def _decide_held(approval: Approval, user: AbstractBaseUser, approve: bool) -> Approval:
+    if approval.status != Status.PENDING or _agent_decider is None:
+        raise ApprovalRefused(
+            f"This approval is already {approval.status}; a decision is final.", 409, "conflict"
+        )
+    _agent_decider(approval, user, approve)  # the run's decision marks this row (record_agent_decision)
+    approval.refresh_from_db()
     return approval
 
 
