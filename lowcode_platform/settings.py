@@ -547,3 +547,5 @@ MIDDLEWARE = ["apps_runtime.screens_origin.ScreensOriginOnly", *MIDDLEWARE]
 _approvals = ApprovalSettings(os.environ)
 APPROVAL_TTL_SECONDS = _approvals.APPROVAL_TTL_SECONDS
 APPROVALS_MAX_PENDING_PER_MEMBER = _approvals.APPROVALS_MAX_PENDING_PER_MEMBER
+# OAuth scopes: "mcp" and the app scopes a connection may be narrowed to (described by rule).
+OAUTH2_PROVIDER["SCOPES_BACKEND_CLASS"] = "oauth.scopes.PlatformScopes"

@@ -19,9 +19,9 @@ REASON_REFRESH_REPLAY = "refresh token replayed"
 REASON_CODE_REPLAY = "authorization code replayed"
 
 
-def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool] | None:
-    """The user and read-only flag of the tenant's connection ``grant_id``, None when it is revoked
-    or gone (``tenants.callers.caller_now`` asks, registered in ``OAuthConfig.ready``)."""
+def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool, tuple[str, ...]] | None:
+    """The user, read-only flag and app scopes of the tenant's connection ``grant_id``, None when it
+    is revoked or gone (``tenants.callers.caller_now`` asks, registered in ``OAuthConfig.ready``)."""
     connection = (
         Connection.objects.for_tenant(tenant)
         .select_related("user")
@@ -30,7 +30,7 @@ def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool] |
     )
     if connection is None or not connection.user.is_active:
         return None
-    return connection.user, connection.read_only
+    return connection.user, connection.read_only, tuple(connection.apps or ())
 
 
 def visible_connections(tenant: Tenant, user: AbstractBaseUser) -> QuerySet[Connection]:

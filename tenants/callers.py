@@ -220,8 +220,26 @@ def caller_for_token(tenant: Tenant, raw: str, token: ApiToken | None | Unread =
     return callers.put(key, stamp, caller_for(tenant, user, token))
 
 
+def narrowing_of_scopes(
+    scopes: list[str] | tuple[str, ...],
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The ``Caller.apps`` and ``Caller.read_apps`` of a connection's app scopes (``app:<name>``,
+    ``app:<name>:read``); no scope at all: every app (None)."""
+    if not scopes:
+        return None, ()
+    full = {s[4:] for s in scopes if s.startswith("app:") and not s.endswith(":read")}
+    read = {s[4:-5] for s in scopes if s.startswith("app:") and s.endswith(":read")} - full
+    return tuple(sorted(full | read)), tuple(sorted(read))
+
+
 def caller_for_grant(
-    tenant: Tenant, user: AbstractBaseUser, *, grant_id: int, client_id: str, read_only: bool
+    tenant: Tenant,
+    user: AbstractBaseUser,
+    *,
+    grant_id: int,
+    client_id: str,
+    read_only: bool,
+    scopes: tuple[str, ...] = (),
 ) -> Caller:
     """The caller an OAuth grant acts as: its user, with the user's membership and roles now.
 
@@ -233,13 +251,22 @@ def caller_for_grant(
     """
     key = f"oauth-grant:{grant_id}"
     identity = (user.pk, user.get_username(), getattr(user, "is_superuser", False), user.is_active)
-    stamp = (tenant.state_key, identity, client_id, read_only)
+    scopes = tuple(sorted(scopes))
+    stamp = (tenant.state_key, identity, client_id, read_only, scopes)
     caller = callers.get(key, stamp)
     if caller is None:
         caller = caller_for(tenant, user)
         if not caller.is_authenticated or not caller.is_member:
             raise InvalidToken("the grant's user is not an active member of the tenant")
-        caller = replace(caller, read_only=read_only, oauth_grant_id=grant_id, oauth_client_id=client_id)
+        apps, read_apps = narrowing_of_scopes(scopes)
+        caller = replace(
+            caller,
+            read_only=read_only,
+            oauth_grant_id=grant_id,
+            oauth_client_id=client_id,
+            apps=apps,
+            read_apps=read_apps,
+        )
         callers.put(key, stamp, caller)
     return caller
 
@@ -247,7 +274,7 @@ def caller_for_grant(
 # The OAuth connection a grant id names in a tenant, as its user and whether it is read-only, or None
 # when it is revoked or gone. The authorization server (``oauth``, above this package) registers it
 # in its ``AppConfig.ready``.
-GrantLookup = Callable[[Tenant, int], tuple[AbstractBaseUser, bool] | None]
+GrantLookup = Callable[[Tenant, int], tuple[AbstractBaseUser, bool, tuple[str, ...]] | None]
 _grant_lookup: GrantLookup | None = None
 
 
@@ -292,13 +319,14 @@ def _caller_of_credential(tenant: Tenant, stored: Caller) -> Caller | None:
         grant = _grant_lookup(tenant, stored.oauth_grant_id) if _grant_lookup is not None else None
         if grant is None:
             return None
-        user, read_only = grant
+        user, read_only, scopes = grant
         return caller_for_grant(
             tenant,
             user,
             grant_id=stored.oauth_grant_id,
             client_id=stored.oauth_client_id or "",
             read_only=read_only,
+            scopes=scopes,
         )
     if stored.user_id is None:
         return None
