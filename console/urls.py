@@ -45,6 +45,7 @@ urlpatterns = [
     path("<str:slug>/secrets/", secrets.secrets_page, name="secrets"),
     path("<str:slug>/secrets/set", secrets.set_secret, name="set-secret"),
     path("<str:slug>/secrets/<str:name>/delete", secrets.delete_secret, name="delete-secret"),
+    path("<str:slug>/connections/<int:connection_id>/narrow", connections.narrow, name="narrow-connection"),
     path("<str:slug>/approvals/", approvals.approvals, name="approvals"),
     path("<str:slug>/approvals/<str:approval_id>", approvals.approval, name="approval"),
     path("<str:slug>/approvals/<str:approval_id>/decide", approvals.decide, name="approval-decide"),
