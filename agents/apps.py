@@ -11,6 +11,9 @@ class AgentsConfig(AppConfig):
             checks,  # noqa: F401  (registers the settings checks)
             retention,
         )
+        from agents.runs import decide_held
         from core.retention import register_purge
+        from mcp_gateway.tools.approvals import register_agent_decider
 
         register_purge(self.name, retention.purge)
+        register_agent_decider(decide_held)

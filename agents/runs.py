@@ -34,7 +34,9 @@ from agents.models import Agent, AgentRun, AgentRunStep, ProviderKey
 from agents.providers import provider_endpoint
 from agents.runners import describe_runners, may_run, rule_allows
 from mcp_gateway.audit_log import record_call
+from mcp_gateway.models import Approval as HeldApproval
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools.approvals import record_agent_decision
 from tenants.authority import is_tenant_admin
 from tenants.callers import caller_for
 from tenants.models import Tenant
@@ -156,6 +158,7 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
         ).first()
         if step is None or locked.status != Status.AWAITING_APPROVAL:
             raise NoPendingApproval(locked.run_id, step_index)
+        record_agent_decision(locked.run_id, locked.tenant_id, step_index, user, approve)
         step.approval = Approval.APPROVED if approve else Approval.DENIED
         step.decided_by = cast(User, user)  # the platform's user model
         fields = ["approval", "decided_by"]
@@ -181,6 +184,15 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
             queue.send_on_commit(locked.run_id)
     run.refresh_from_db()
     return run
+
+
+def decide_held(approval: HeldApproval, user: AbstractBaseUser, approve: bool) -> None:
+    """``decide`` for a held call's approval decided in the console or the approvals API
+    (registered with ``mcp_gateway.tools.approvals`` in ``AgentsConfig.ready``)."""
+    if approval.agent_step is None:  # registered for agents' held calls, which always have a step
+        raise ValueError(f"approval {approval.pk} is not an agent's held call")
+    run = AgentRun.objects.for_tenant(approval.tenant_id).select_related("agent", "tenant", "user")
+    decide(run.get(run_id=approval.agent_run_id), approval.agent_step, approve, user)
 
 
 def catch_up(run: AgentRun) -> None:

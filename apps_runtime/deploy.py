@@ -133,6 +133,8 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "maxOutputTokens": tool.get("maxOutputTokens"),
         "task": tool.get("task"),
         "confirm": tool.get("confirm") is True,
+        "approvers": tool.get("approvers"),
+        "approvalTtl": tool.get("approvalTtl"),
         "route": tool["route"],
         "routeAuth": route_spec["auth"],
         "access": defaults.app_access(manifest),

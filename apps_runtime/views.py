@@ -107,6 +107,8 @@ def _route_answer(request: HttpRequest, tenant_slug: str, app_name: str, route_p
     try:
         caller = _caller(request, tenant)
         loaded = load_app(tenant, app_name)
+        if not caller.carries(app_name, request.method in SAFE_METHODS):
+            raise PermissionDenied(f"this token does not carry the app {app_name}")
         route, params = loaded.compiled.routes.match(request.method, "/" + route_path)
         check_route_access(loaded, route, caller)
         _refuse_unconfirmed(tenant, loaded, route)

@@ -62,6 +62,12 @@ class TokenIssueForm(forms.Form):
     username = forms.ChoiceField(label="Member")
     name = forms.CharField(required=False, max_length=100)
     read_only = forms.BooleanField(required=False, label="Read-only (only tools marked readOnlyHint)")
+    apps = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Apps",
+        help_text="Comma-separated app names the token carries; empty: every app.",
+    )
     expires_days = forms.IntegerField(
         required=False,
         min_value=1,

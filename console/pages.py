@@ -18,6 +18,7 @@ NAVIGATION = [
     ("Connections", "console:connections", False),
     ("Connected accounts", "console:accounts", False),
     ("Secrets", "console:secrets", True),
+    ("Approvals", "console:approvals", False),
     ("Agents", "console:agents", False),
     ("Audit", "console:audit", True),
     ("Changes", "console:changes", True),

@@ -32,6 +32,7 @@ from apps_runtime.conf import (
 from core.env_settings import Bool, EnvSetting, Float, Int, IntRange, Items, Json
 from lowcode_platform.conf import HttpsSettings, ObservabilitySettings, OperationsSettings, SiteSettings
 from mcp_gateway.conf import (
+    ApprovalSettings,
     AuditRetentionSettings,
     FairnessSettings,
     TaskSettings,
@@ -559,3 +560,11 @@ if not 1 <= CODE_MODE_MAX_CALLS <= SANDBOX_MAX_DATA_CALLS:
     raise ImproperlyConfigured("CODE_MODE_MAX_CALLS must be between 1 and SANDBOX_MAX_DATA_CALLS")
 if CODE_MODE_TIMEOUT_MS < SANDBOX_MIN_TIMEOUT_MS or CODE_MODE_MAX_OUTPUT_CHARS < 0:
     raise ImproperlyConfigured("CODE_MODE_TIMEOUT_MS or CODE_MODE_MAX_OUTPUT_CHARS out of bounds")
+
+# --- approvals ---
+# Out-of-band approvals of "confirm" tools (mcp_gateway.conf.ApprovalSettings).
+_approvals = ApprovalSettings(os.environ)
+APPROVAL_TTL_SECONDS = _approvals.APPROVAL_TTL_SECONDS
+APPROVALS_MAX_PENDING_PER_MEMBER = _approvals.APPROVALS_MAX_PENDING_PER_MEMBER
+# OAuth scopes: "mcp" and the app scopes a connection may be narrowed to (described by rule).
+OAUTH2_PROVIDER["SCOPES_BACKEND_CLASS"] = "oauth.scopes.PlatformScopes"

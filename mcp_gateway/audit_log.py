@@ -54,6 +54,8 @@ class AuditRecord:
     app_version: int | None = None
     error_id: str = ""
     call_id: str = ""  # set by a call that makes inner calls (run_code): they name it as their parent
+    # The call runs on a person's out-of-band approval (``tools.approvals``): an ok is ``confirmed``.
+    approved: bool = False
 
     def app(self, name: str | None) -> None:
         """The call resolved to a tool (or resource, prompt) of app ``name``."""

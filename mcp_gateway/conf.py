@@ -110,5 +110,21 @@ class AuditRetentionSettings(SettingsGroup):
     RETENTION_AUDIT_ROWS_PER_TENANT = Int(100_000, low=1)
 
 
+class ApprovalSettings(SettingsGroup):
+    """Out-of-band approvals of "confirm" tools (clients that cannot be asked): how long an approval
+    request waits for a decision and, once approved, for the call to come again (a tool's
+    "approvalTtl" overrides it), and how many undecided requests one member may have open at once."""
+
+    APPROVAL_TTL_SECONDS = Int(900, low=60, high=7 * 86400)
+    APPROVALS_MAX_PENDING_PER_MEMBER = Int(20, low=1)
+
+
 # The groups the gateway's system check (mcp_gateway.E001) bounds.
-GROUPS = (TransportSettings, FairnessSettings, ToolSettings, TaskSettings, AuditRetentionSettings)
+GROUPS = (
+    TransportSettings,
+    FairnessSettings,
+    ToolSettings,
+    TaskSettings,
+    AuditRetentionSettings,
+    ApprovalSettings,
+)

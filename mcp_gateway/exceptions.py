@@ -31,6 +31,20 @@ class ToolUnavailable(Unavailable):
         super().__init__(message or f"Unknown tool: {name[:200]}. {UNKNOWN_TOOL_HINT}")
 
 
+class InsufficientScope(ToolUnavailable):
+    """A tool the member may use that their connection does not carry (narrowed to other apps, or to
+    the app read-only): the scope it needs. Over HTTP the transport answers the MCP authorization
+    spec's step-up (403, ``insufficient_scope``) before the call is dispatched; elsewhere -32602."""
+
+    def __init__(self, name: str, scope: str):
+        self.scope = scope
+        super().__init__(
+            name,
+            f"{name[:200]} is not carried by this connection: it needs the scope {scope}. Ask the "
+            "person to connect again with that app (or issue a token that carries it).",
+        )
+
+
 class ResourceNotFound(Unavailable):
     """A URI that names no resource this caller may read (-32602; -32002 before 2026-07-28)."""
 

@@ -28,6 +28,7 @@ class ToolCallAudit(TenantOwned):
         RATE_LIMITED = "rate_limited"  # over the tool's rate limit; nothing ran
         TASK_CREATED = "task_created"  # answered at once with a task; the run is audited when it ends
         INPUT_REQUIRED = "input_required"  # the handler asked its caller (request.ask); it runs again
+        APPROVAL_REQUIRED = "approval_required"  # a confirm tool waits for an approval out of band
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     token = models.ForeignKey(ApiToken, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -141,3 +142,53 @@ class ToolTask(TenantOwned):
 
 
 TERMINAL_STATUSES = frozenset({ToolTask.Status.COMPLETED, ToolTask.Status.FAILED, ToolTask.Status.CANCELLED})
+
+
+class Approval(TenantOwned):
+    """A person's decision that one call of a ``confirm`` tool may run once, asked out of band.
+
+    The call it lets run is the same caller's (``credential_key``, the same credential), the same
+    tool (``wire_name``) with the same arguments (``arguments_sha256``; the arguments themselves are
+    not kept, only the confirmation question that shows them, bounded). Agents' held calls are
+    approvals too (``agent_run_id``, ``agent_step``). ``closed``: its last answer (used, denied,
+    expired) was given to the caller, so the same call asks anew.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        DENIED = "denied"
+        USED = "used"  # approved, and the call ran once
+
+    public_id = models.CharField(max_length=40, unique=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.CASCADE, related_name="+"
+    )
+    credential_key = models.CharField(max_length=80)
+    wire_name = models.CharField(max_length=128)
+    app_name = models.CharField(max_length=40, blank=True)
+    arguments_sha256 = models.CharField(max_length=64)
+    question = models.TextField()
+    # The tool's ``approvers`` auth expression when it was asked (blank: the caller; tenant admins).
+    approvers = models.CharField(max_length=200, blank=True)
+    agent_run_id = models.CharField(max_length=40, blank=True)
+    agent_step = models.PositiveIntegerField(null=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True)
+    used_at = models.DateTimeField(null=True)
+    closed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "credential_key", "wire_name", "arguments_sha256"]),
+            models.Index(fields=["tenant", "status", "expires_at"]),
+        ]
+        ordering = ["tenant_id", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.wire_name} {self.status}"

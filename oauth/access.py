@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import uuid
 
 from django.contrib.auth import get_user_model
 from oauth2_provider.models import get_access_token_model
 
+from apps_runtime.models import App
 from oauth.models import Connection
 from tenants.callers import Caller, caller_for_grant
 from tenants.exceptions import InvalidToken
@@ -51,9 +53,24 @@ def caller_for_access_token(tenant: Tenant, raw: str) -> tuple[Caller, str | Non
         grant_id=connection.pk,
         client_id=found["application__client_id"],
         read_only=connection.read_only,
+        scopes=tuple(connection.apps or ()),
     )
     audience = token.resource[0] if token.resource and len(token.resource) == 1 else None
     return caller, audience
+
+
+_APP_SCOPE = re.compile(r"^app:[a-z][a-z0-9_]{0,39}(:read)?$")
+
+
+def is_app_scope(scope: str) -> bool:
+    """``app:<name>`` or ``app:<name>:read``: a connection narrowed to that app (read-only)."""
+    return _APP_SCOPE.fullmatch(scope) is not None
+
+
+def app_scopes(tenant: Tenant) -> list[str]:
+    """The app scopes of the tenant's deployed apps, as its protected-resource metadata lists them."""
+    names = App.objects.for_tenant(tenant).filter(active_version__isnull=False).values_list("name", flat=True)
+    return [scope for name in sorted(names) for scope in (f"app:{name}", f"app:{name}:read")]
 
 
 @functools.cache

@@ -8,7 +8,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from oauth2_provider.models import get_refresh_token_model
 
-from oauth.exceptions import ConnectionNotFound
+from oauth.access import is_app_scope
+from oauth.exceptions import ConnectionNotFound, NotNarrower
 from oauth.models import Connection
 from tenants.authority import is_tenant_admin
 from tenants.models import Tenant, TenantAuditLog
@@ -19,9 +20,9 @@ REASON_REFRESH_REPLAY = "refresh token replayed"
 REASON_CODE_REPLAY = "authorization code replayed"
 
 
-def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool] | None:
-    """The user and read-only flag of the tenant's connection ``grant_id``, None when it is revoked
-    or gone (``tenants.callers.caller_now`` asks, registered in ``OAuthConfig.ready``)."""
+def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool, tuple[str, ...]] | None:
+    """The user, read-only flag and app scopes of the tenant's connection ``grant_id``, None when it
+    is revoked or gone (``tenants.callers.caller_now`` asks, registered in ``OAuthConfig.ready``)."""
     connection = (
         Connection.objects.for_tenant(tenant)
         .select_related("user")
@@ -30,7 +31,7 @@ def live_grant(tenant: Tenant, grant_id: int) -> tuple[AbstractBaseUser, bool] |
     )
     if connection is None or not connection.user.is_active:
         return None
-    return connection.user, connection.read_only
+    return connection.user, connection.read_only, tuple(connection.apps or ())
 
 
 def visible_connections(tenant: Tenant, user: AbstractBaseUser) -> QuerySet[Connection]:
@@ -85,3 +86,30 @@ def revoke_member_connections(
     live = Connection.objects.for_tenant(tenant).select_related("application", "user")
     for connection in live.filter(user=user, revoked_at__isnull=True):
         revoke_connection(connection, acting_user=acting_user, reason=REASON_MEMBER_REMOVED)
+
+
+def narrow_connection(connection: Connection, scopes: list[str], *, acting_user: AbstractBaseUser) -> None:
+    """Narrow a connection to the app ``scopes`` given (``app:<name>``, ``app:<name>:read``), each
+    one it carries now: widening needs the person's consent again, on the consent page.
+
+    Raises:
+        NotNarrower: a scope that is no app scope, one the connection does not carry, or none at all.
+    """
+    kept = sorted(set(scopes))
+    if not kept or not all(is_app_scope(scope) for scope in kept):
+        raise NotNarrower("Keep at least one app scope (app:<name> or app:<name>:read), or revoke it.")
+    now = set(connection.apps or ())
+    if now:
+        wider = [s for s in kept if s not in now and not (s.endswith(":read") and s[: -len(":read")] in now)]
+        if wider:
+            raise NotNarrower(f"{', '.join(wider)} would widen the connection: connect again to consent.")
+    with transaction.atomic():
+        Connection.objects.for_tenant(connection.tenant_id).filter(pk=connection.pk).update(apps=kept)
+        TenantAuditLog.objects.create(
+            tenant_id=connection.tenant_id,
+            acting_user=acting_user,
+            action="connection.narrow",
+            target=f"{connection.client_id}:{connection.pk}",
+            old_value={"apps": sorted(now)},
+            new_value={"apps": kept},
+        )

@@ -19,6 +19,9 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from oauth2_provider.views import AuthorizationView
 
+from apps_runtime.compiled import compiled_version
+from apps_runtime.models import App
+from oauth.access import is_app_scope
 from oauth.exceptions import OAuthError, OriginNotConfigured
 from oauth.forms import ConsentForm
 from oauth.origin import request_origin, slug_of_resource
@@ -71,6 +74,19 @@ class ToolLine:
 
 
 @dataclass(frozen=True)
+class AppLine:
+    """An app the member can open, offered on the consent page: use it, read-only, or leave it out."""
+
+    name: str
+    title: str
+    choice: str = "full"  # preselected: what the client's requested app scopes ask for
+
+
+# A choice per app on the consent page (radio ``app_<name>``); absent: the default, "full".
+APP_CHOICES = ("full", "read", "none")
+
+
+@dataclass(frozen=True)
 class Consent:
     """What the page shows: the tenant and the tools, or why this user cannot consent."""
 
@@ -78,6 +94,19 @@ class Consent:
     refusal: str | None = None
     roles: list[str] = field(default_factory=list)
     tools: list[ToolLine] = field(default_factory=list)
+    apps: list[AppLine] = field(default_factory=list)
+
+    def scopes_chosen(self, posted) -> list[str]:
+        """The app scopes of the choices ``posted`` (a QueryDict): empty when every app is carried
+        in full (not narrowed), else ``app:<name>`` or ``app:<name>:read`` for each carried app."""
+        choices = {app.name: posted.get(f"app_{app.name}") or app.choice for app in self.apps}
+        choices = {name: c if c in APP_CHOICES else "none" for name, c in choices.items()}
+        if all(choice == "full" for choice in choices.values()):
+            return []
+        scopes = [
+            f"app:{name}" if c == "full" else f"app:{name}:read" for name, c in choices.items() if c != "none"
+        ]
+        return scopes or ["app:"]  # nothing carried: a scope no app has, so it stays narrowed
 
     @property
     def read_only_count(self) -> int:
@@ -143,7 +172,16 @@ class ConsentView(AuthorizationView):
                 f"{tenant.name} ({tenant.slug}). Only its members can connect applications to it: "
                 "ask one of its admins to add you, or sign in as a member.",
             )
-        return Consent(tenant=tenant, roles=sorted(caller.roles), tools=self.consent_tools(tenant, caller))
+        return Consent(
+            tenant=tenant,
+            roles=sorted(caller.roles),
+            tools=self.consent_tools(tenant, caller),
+            apps=consent_apps(tenant, caller, self.requested_scopes()),
+        )
+
+    def requested_scopes(self) -> list[str]:
+        raw = self.request.GET.get("scope") or self.request.POST.get("scope") or ""
+        return raw.split()
 
     def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if request.GET.get("code_challenge_method") != "S256":
@@ -176,7 +214,11 @@ class ConsentView(AuthorizationView):
             consent = self.consent(form.cleaned_data.get("resource"))
             if consent.refusal:
                 return self.render_to_response({"consent": consent, "form": form}, status=403)
-            self.granted = {"lcp_tenant": consent.tenant, "lcp_read_only": form.cleaned_data["read_only"]}
+            self.granted = {
+                "lcp_tenant": consent.tenant,
+                "lcp_read_only": form.cleaned_data["read_only"],
+                "lcp_apps": consent.scopes_chosen(self.request.POST),
+            }
         return super().form_valid(form)
 
     def redirect(self, redirect_to: str, application) -> HttpResponse:
@@ -186,6 +228,30 @@ class ConsentView(AuthorizationView):
         if allow and self.granted:
             credentials = {**credentials, **self.granted}
         return super().create_authorization_response(request, scopes, credentials, allow)
+
+
+def consent_apps(tenant: Tenant, caller: Caller, requested: list[str]) -> list[AppLine]:
+    """The tenant's deployed apps ``caller`` can open (the app's ``access``), by name, each preselected
+    as the client's ``requested`` app scopes ask (none asked: every app, in full)."""
+    asked = {scope for scope in requested if is_app_scope(scope)}
+    rows = (
+        App.objects.for_tenant(tenant).filter(active_version__isnull=False).select_related("active_version")
+    )
+    lines = []
+    for app in rows.order_by("name"):
+        if not compiled_version(app.active_version).access.allows(caller):
+            continue
+        choice = "full"
+        if asked:
+            choice = (
+                "full"
+                if f"app:{app.name}" in asked
+                else "read"
+                if f"app:{app.name}:read" in asked
+                else "none"
+            )
+        lines.append(AppLine(app.name, app.active_version.manifest.get("title") or app.name, choice))
+    return lines
 
 
 def with_issuer(request: HttpRequest, redirect_to: str) -> str:

@@ -46,3 +46,10 @@ class RedirectUriRefused(OAuthError):
     def __init__(self, uri: str, rule: str):
         self.uri, self.rule = uri, rule
         super().__init__(f"redirect URI {uri!r} refused: {rule}")
+
+
+class NotNarrower(OAuthError):
+    """A connection's new app scopes that would widen it (or are no app scopes)."""
+
+    status = 400
+    code = "invalid"

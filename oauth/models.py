@@ -61,6 +61,8 @@ class AuthorizationCode(AbstractGrant):
     code = SHA256Field(unique=True, verbose_name="code (SHA-256)")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     read_only = models.BooleanField(default=False)
+    # The app scopes chosen on the consent page (``app:<name>``, ``app:<name>:read``); empty: every app.
+    apps = models.JSONField(default=list, blank=True)
     # Set when the code is exchanged; the claimed code stays until it expires, to detect a replay.
     connection = models.ForeignKey(
         "oauth.Connection", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
@@ -81,6 +83,8 @@ class Connection(TenantOwned):
         oauth2_settings.APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+"
     )
     read_only = models.BooleanField(default=False, help_text="Only readOnlyHint tools, as read-only tokens.")
+    # The app scopes it carries (``app:<name>``, ``app:<name>:read``); empty: every app of its member.
+    apps = models.JSONField(default=list, blank=True)
     token_family = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)

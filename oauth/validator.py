@@ -21,6 +21,7 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749 import errors
 
+from oauth.access import MCP_SCOPE, is_app_scope
 from oauth.connections import REASON_CLIENT, REASON_CODE_REPLAY, REASON_REFRESH_REPLAY, revoke_connection
 from oauth.models import AuthorizationCode, Connection
 
@@ -54,13 +55,19 @@ class PlatformValidator(OAuth2Validator):
             code=code["code"],
             expires=expires or timezone.now() + timedelta(seconds=seconds),
             redirect_uri=request.redirect_uri,
-            scope=" ".join(request.scopes),
+            scope=" ".join([MCP_SCOPE, *(getattr(request, "lcp_apps", None) or [])]),
             code_challenge=request.code_challenge or "",
             code_challenge_method=request.code_challenge_method,
             resource=getattr(request, "resource", []),
             tenant=tenant,
             read_only=bool(getattr(request, "lcp_read_only", False)),
+            apps=list(getattr(request, "lcp_apps", None) or []),
         )
+
+    def validate_scopes(self, client_id, scopes, client, request, *args, **kwargs):
+        """``mcp`` and app scopes (``app:<name>``, ``app:<name>:read``): which apps a connection
+        carries is chosen on the consent page, which a client's requested app scopes preselect."""
+        return all(scope == MCP_SCOPE or is_app_scope(scope) for scope in scopes)
 
     def validate_code(self, client_id, code, client, request, *args, **kwargs):
         grant = (
@@ -99,6 +106,7 @@ class PlatformValidator(OAuth2Validator):
             user_id=grant.user_id,
             application=request.client,
             read_only=grant.read_only,
+            apps=grant.apps,
             token_family=refresh.token_family,
         )
         claimed = AuthorizationCode.objects.filter(pk=grant.pk, connection__isnull=True).update(

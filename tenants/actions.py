@@ -248,6 +248,7 @@ def issue_token(
     name: str = "",
     read_only: bool = False,
     expires_days: int | None = None,
+    apps: list[str] | None = None,
     acting_user: User | None,
 ) -> tuple[ApiToken, str]:
     """Issue a token for a member (or a platform superuser); returns the row and the raw token.
@@ -259,9 +260,11 @@ def issue_token(
         NotAllowed: a tenant admin asked for a platform superuser's token, or acting_user is no admin.
         UserNotFound: no such user (platform operators only; others get NotAMember).
         NotAMember: the user is neither a member nor a superuser.
-        InvalidValue: expires_days is not a whole number from 1 to TOKEN_MAX_DAYS.
+        InvalidValue: expires_days is not a whole number from 1 to TOKEN_MAX_DAYS; apps holds a
+            name that is no app name, or more than TOKEN_MAX_APPS.
     """
     expires_at = _token_expiry(expires_days)
+    apps = token_apps(apps)
     user = token_holder(tenant, username, acting_user=acting_user)
     secret = new_secret()
     with transaction.atomic():
@@ -272,10 +275,32 @@ def issue_token(
             key_id=secret.key_id,
             secret_hash=hash_secret(secret.secret),
             read_only=read_only,
+            apps=apps,
             expires_at=expires_at,
         )
-        _audit(tenant, acting_user, "token.issue", f"{username}:{token.key_id}", new={"read_only": read_only})
+        new = {"read_only": read_only, "apps": apps}
+        _audit(tenant, acting_user, "token.issue", f"{username}:{token.key_id}", new=new)
     return token, secret.token
+
+
+TOKEN_MAX_APPS = 50
+_APP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")  # apps_runtime.manifest.schema.APP_NAME_PATTERN
+
+
+def token_apps(apps: list[str] | None) -> list[str]:
+    """The apps a token is narrowed to, checked and sorted (empty: not narrowed). An app that does
+    not exist (yet) is carried by name: deploying it later gives the token its tools.
+
+    Raises:
+        InvalidValue: a name that is no app name, or more than TOKEN_MAX_APPS names.
+    """
+    names = sorted(set(apps or ()))
+    if len(names) > TOKEN_MAX_APPS:
+        raise InvalidValue("apps", len(names), f"at most {TOKEN_MAX_APPS} apps")
+    for name in names:
+        if not isinstance(name, str) or not _APP_NAME.fullmatch(name):
+            raise InvalidValue("apps", name, "an app name: lowercase letters, digits and underscores")
+    return names
 
 
 def _token_expiry(expires_days: int | None) -> datetime | None:

@@ -44,6 +44,27 @@ class Caller:
     oauth_client_id: str | None = None
     agent_name: str | None = None
     agent_run_id: str | None = None
+    # A connection narrowed to some apps (a token's ``apps``, an OAuth grant's ``app:<name>`` scopes):
+    # the names it carries, sorted, or None for all; ``read_apps``: those it carries read-only.
+    apps: tuple[str, ...] | None = None
+    read_apps: tuple[str, ...] = ()
+
+    def carries(self, app_name: str | None, read_only: bool) -> bool:
+        """Whether this connection carries the app ``app_name`` for a use that only reads
+        (``read_only``) or writes: the one rule of narrowed connections, which every catalog (tools,
+        resources, prompts, search, code mode) applies with the member's own rights. ``app_name``
+        None (a built-in) is carried."""
+        if self.apps is None or app_name is None:
+            return True
+        return app_name in self.apps and (read_only or app_name not in self.read_apps)
+
+    def scope_for(self, app_name: str, read_only: bool) -> str:
+        """The OAuth scope a connection needs to carry this use of ``app_name`` (the step-up's)."""
+        return f"app:{app_name}:read" if read_only else f"app:{app_name}"
+
+    def widened(self) -> Caller:
+        """The same member on a connection that carries every app: what they may use at all."""
+        return replace(self, apps=None, read_apps=())
 
     @property
     def is_authenticated(self) -> bool:
@@ -91,6 +112,9 @@ class Caller:
         """The caller ``to_snapshot`` stored, in ``tenant_id`` (keys it does not know are ignored)."""
         known = {f.name for f in fields(cls)} - {"tenant_id", "roles"}
         values = {name: value for name, value in data.items() if name in known}
+        if values.get("apps") is not None:
+            values["apps"] = tuple(values["apps"])
+        values["read_apps"] = tuple(values.get("read_apps") or ())
         return cls(tenant_id=tenant_id, roles=frozenset(data.get("roles") or ()), **values)
 
 
@@ -116,6 +140,7 @@ def caller_for(
         roles=frozenset(membership.roles if membership else ()),
         token_id=token.pk if token else None,
         read_only=bool(token and token.read_only),
+        apps=tuple(sorted(token.apps)) if token and token.apps else None,
     )
 
 
@@ -179,15 +204,42 @@ def caller_for_token(tenant: Tenant, raw: str, token: ApiToken | None | Unread =
         raise InvalidToken("issued for another tenant")
     user = token.user
     key = secret_digest(raw)
-    stamp = (tenant.state_key, token.pk, token.read_only, user.pk, user.get_username(), user.is_superuser)
+    apps = tuple(sorted(token.apps or ()))
+    stamp = (
+        tenant.state_key,
+        token.pk,
+        token.read_only,
+        apps,
+        user.pk,
+        user.get_username(),
+        user.is_superuser,
+    )
     cached = callers.get(key, stamp)
     if cached is not None:
         return cached
     return callers.put(key, stamp, caller_for(tenant, user, token))
 
 
+def narrowing_of_scopes(
+    scopes: list[str] | tuple[str, ...],
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The ``Caller.apps`` and ``Caller.read_apps`` of a connection's app scopes (``app:<name>``,
+    ``app:<name>:read``); no scope at all: every app (None)."""
+    if not scopes:
+        return None, ()
+    full = {s[4:] for s in scopes if s.startswith("app:") and not s.endswith(":read")}
+    read = {s[4:-5] for s in scopes if s.startswith("app:") and s.endswith(":read")} - full
+    return tuple(sorted(full | read)), tuple(sorted(read))
+
+
 def caller_for_grant(
-    tenant: Tenant, user: AbstractBaseUser, *, grant_id: int, client_id: str, read_only: bool
+    tenant: Tenant,
+    user: AbstractBaseUser,
+    *,
+    grant_id: int,
+    client_id: str,
+    read_only: bool,
+    scopes: tuple[str, ...] = (),
 ) -> Caller:
     """The caller an OAuth grant acts as: its user, with the user's membership and roles now.
 
@@ -199,13 +251,22 @@ def caller_for_grant(
     """
     key = f"oauth-grant:{grant_id}"
     identity = (user.pk, user.get_username(), getattr(user, "is_superuser", False), user.is_active)
-    stamp = (tenant.state_key, identity, client_id, read_only)
+    scopes = tuple(sorted(scopes))
+    stamp = (tenant.state_key, identity, client_id, read_only, scopes)
     caller = callers.get(key, stamp)
     if caller is None:
         caller = caller_for(tenant, user)
         if not caller.is_authenticated or not caller.is_member:
             raise InvalidToken("the grant's user is not an active member of the tenant")
-        caller = replace(caller, read_only=read_only, oauth_grant_id=grant_id, oauth_client_id=client_id)
+        apps, read_apps = narrowing_of_scopes(scopes)
+        caller = replace(
+            caller,
+            read_only=read_only,
+            oauth_grant_id=grant_id,
+            oauth_client_id=client_id,
+            apps=apps,
+            read_apps=read_apps,
+        )
         callers.put(key, stamp, caller)
     return caller
 
@@ -213,7 +274,7 @@ def caller_for_grant(
 # The OAuth connection a grant id names in a tenant, as its user and whether it is read-only, or None
 # when it is revoked or gone. The authorization server (``oauth``, above this package) registers it
 # in its ``AppConfig.ready``.
-GrantLookup = Callable[[Tenant, int], tuple[AbstractBaseUser, bool] | None]
+GrantLookup = Callable[[Tenant, int], tuple[AbstractBaseUser, bool, tuple[str, ...]] | None]
 _grant_lookup: GrantLookup | None = None
 
 
@@ -258,13 +319,14 @@ def _caller_of_credential(tenant: Tenant, stored: Caller) -> Caller | None:
         grant = _grant_lookup(tenant, stored.oauth_grant_id) if _grant_lookup is not None else None
         if grant is None:
             return None
-        user, read_only = grant
+        user, read_only, scopes = grant
         return caller_for_grant(
             tenant,
             user,
             grant_id=stored.oauth_grant_id,
             client_id=stored.oauth_client_id or "",
             read_only=read_only,
+            scopes=scopes,
         )
     if stored.user_id is None:
         return None

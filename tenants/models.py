@@ -96,6 +96,8 @@ class ApiToken(TenantOwned):
     key_id = models.CharField(max_length=16, unique=True, help_text="Public part of the token.")
     secret_hash = models.CharField(max_length=64)
     read_only = models.BooleanField(default=False)
+    # The apps this token carries (names); empty: every app its user may use.
+    apps = models.JSONField(default=list, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -46,6 +46,9 @@ TOOL_KEYWORDS_MAX = 20
 TOOL_KEYWORD_MAX_CHARS = 60
 # A tool's output budget in estimated tokens: the range of the tenant setting that defaults it.
 MAX_OUTPUT_TOKENS_MIN = setting_spec("maxOutputTokens").minimum
+# A tool's approvalTtl (seconds): a minute to a week.
+APPROVAL_TTL_MIN = 60
+APPROVAL_TTL_MAX = 7 * 86400
 MAX_OUTPUT_TOKENS_MAX = setting_spec("maxOutputTokens").maximum
 # Screens (``screens``): HTML views of the app, served on its front-end path and as MCP Apps.
 SCREEN_NAME_PATTERN = TOOL_NAME_PATTERN
@@ -337,6 +340,24 @@ MANIFEST_SCHEMA: dict[str, Any] = {
                     "description": (
                         "Ask the user to confirm (MCP elicitation) before the route runs; give it to "
                         "tools with destructiveHint true."
+                    ),
+                },
+                "approvers": {
+                    "$ref": "#/$defs/authExpression",
+                    "description": (
+                        "Who may approve a confirm tool's call asked out of band (a client that cannot "
+                        "be asked): default the caller (and tenant admins); a role rule such as "
+                        "'role:case_manager' is four-eyes: the caller may not approve their own call."
+                    ),
+                },
+                "approvalTtl": {
+                    "type": "integer",
+                    "minimum": APPROVAL_TTL_MIN,
+                    "maximum": APPROVAL_TTL_MAX,
+                    "description": (
+                        "Seconds an out-of-band approval request of this confirm tool stays open, and "
+                        "an approved call may come again to run once; default: the operator's "
+                        "APPROVAL_TTL_SECONDS."
                     ),
                 },
                 "keywords": {

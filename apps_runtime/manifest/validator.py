@@ -38,6 +38,8 @@ _PARAM_NAME = re.compile(s.PARAM_NAME_PATTERN)
 _LITERAL_SEGMENT = re.compile(s.LITERAL_SEGMENT_PATTERN)
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
+ONLY_CONFIRM = '{} applies to confirm tools (approval before the route runs): add "confirm": true'
+
 
 @dataclass(frozen=True)
 class _Route:
@@ -254,6 +256,12 @@ class _Checker:
                     self.check_embedded_schema(tool[key], child(base, key), label)
             if isinstance(tool.get("route"), str):
                 self.check_tool_route(tool, base)
+            if "approvers" in tool:
+                self.check_auth(tool["approvers"], child(base, "approvers"), "approvers")
+                if tool.get("confirm") is not True:
+                    self.add(child(base, "approvers"), ONLY_CONFIRM.format("approvers"))
+            if "approvalTtl" in tool and tool.get("confirm") is not True:
+                self.add(child(base, "approvalTtl"), ONLY_CONFIRM.format("approvalTtl"))
             if "rateLimit" in tool:
                 for key, message in rate_limit_problems(tool["rateLimit"]):
                     self.add(child(base, "rateLimit", *([key] if key else [])), message)

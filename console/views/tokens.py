@@ -58,6 +58,7 @@ def issue_token(request: HttpRequest, page: TenantPage) -> HttpResponse:
                 name=data["name"],
                 read_only=data["read_only"],
                 expires_days=data["expires_days"],
+                apps=[name.strip() for name in data["apps"].split(",") if name.strip()],
                 acting_user=request.user,
             )
         except TenantError as err:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
@@ -15,8 +15,9 @@ from rest_framework.response import Response
 from mcp_gateway.api.audit_filters import ToolCallFilter
 from mcp_gateway.api.ocsf import api_activity
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools import preview
+from mcp_gateway.tools import approvals, preview
 from tenants.api.audit_feeds import AuditPages, JSONLinesRenderer, export_after, filtered, json_lines
+from tenants.api.permissions import IsTenantMember
 from tenants.api.views import TenantAPIView
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -145,3 +146,39 @@ class ToolPreviewView(TenantAPIView):
             return preview.member_caller(self.tenant, params["member"], read_only=read_only)
         roles = parse_roles(params["roles"])
         return preview.role_caller(self.tenant, roles, read_only=read_only)
+
+
+class DecisionSerializer(serializers.Serializer):
+    approve = serializers.BooleanField()
+
+
+class ApprovalListView(TenantAPIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(
+        operation_id="tenants_approvals_list",
+        responses=OpenApiResponse(description="Open approvals the member asked for or decides."),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        rows = approvals.pending_for(self.tenant, request.user)
+        return Response([approvals.approval_json(row) for row in rows])
+
+
+class ApprovalView(TenantAPIView):
+    """One approval: the member who asked, and whoever may decide it (the tool's ``approvers``,
+    tenant admins); 404 for anyone else."""
+
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses=OpenApiResponse(description="The approval."))
+    def get(self, request: Request, slug: str, approval_id: str) -> Response:
+        found = approvals.access_approval(self.tenant, approval_id, request.user)
+        return Response(approvals.approval_json(found))
+
+    @extend_schema(request=DecisionSerializer, responses=OpenApiResponse(description="The decided approval."))
+    def post(self, request: Request, slug: str, approval_id: str) -> Response:
+        serializer = DecisionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        approve = serializer.validated_data["approve"]
+        decided = approvals.decide(self.tenant, approval_id, request.user, approve)
+        return Response(approvals.approval_json(decided))

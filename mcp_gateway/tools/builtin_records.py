@@ -15,10 +15,11 @@ from tenants.callers import Caller
 from tenants.models import Tenant
 
 
-def _scope(tenant: Tenant, caller: Caller, app_name: str) -> RecordsScope:
-    """Records of an app the caller may open; an app they may not open is "unknown"."""
+def _scope(tenant: Tenant, caller: Caller, app_name: str, *, writes: bool = False) -> RecordsScope:
+    """Records of an app the caller may open and their connection carries (``writes``: not only
+    read-only); any other app is "unknown"."""
     loaded = load_app(tenant, app_name)
-    if not loaded.compiled.access.allows(caller):
+    if not caller.carries(app_name, not writes) or not loaded.compiled.access.allows(caller):
         raise AppNotFound(app_name)
     return RecordsScope(tenant.pk, loaded.app.pk, loaded.compiled, caller)
 
@@ -30,7 +31,7 @@ def collections_list(tenant: Tenant, caller: Caller, args: dict) -> dict:
     )
     for app in rows.order_by("name"):
         compiled = compiled_version(app.active_version)
-        if not compiled.access.allows(caller):
+        if not caller.carries(app.name, True) or not compiled.access.allows(caller):
             continue
         scope = RecordsScope(tenant.pk, app.pk, compiled, caller)
         collections = [
@@ -59,14 +60,18 @@ def records_get(tenant: Tenant, caller: Caller, args: dict) -> dict:
 
 
 def records_create(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.create_record(_scope(tenant, caller, args["app"]), args["collection"], args["data"])
+    return records.create_record(
+        _scope(tenant, caller, args["app"], writes=True), args["collection"], args["data"]
+    )
 
 
 def records_update(tenant: Tenant, caller: Caller, args: dict) -> dict:
     return records.update_record(
-        _scope(tenant, caller, args["app"]), args["collection"], args["id"], args["data"]
+        _scope(tenant, caller, args["app"], writes=True), args["collection"], args["id"], args["data"]
     )
 
 
 def records_delete(tenant: Tenant, caller: Caller, args: dict) -> dict:
-    return records.delete_record(_scope(tenant, caller, args["app"]), args["collection"], args["id"])
+    return records.delete_record(
+        _scope(tenant, caller, args["app"], writes=True), args["collection"], args["id"]
+    )

@@ -12,15 +12,16 @@ from apps_runtime.dispatch import RouteCall, load_app, run_route
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.json_values import value_problem
 from mcp_gateway.audit_log import AuditRecord
-from mcp_gateway.exceptions import ToolUnavailable
+from mcp_gateway.exceptions import InsufficientScope, ToolUnavailable
 from mcp_gateway.limits.rate_limits import at_rate_limit, enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.tools import approvals
 from mcp_gateway.tools.arguments import argument_problems
 from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
 from mcp_gateway.tools.audit import audited_call
 from mcp_gateway.tools.builtins import BUILTINS, RUN_CODE
 from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, visible_tools
+from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, needed_scope, visible_tools
 from mcp_gateway.tools.code_mode import run_code
 from mcp_gateway.tools.confirmation import (
     Confirmation,
@@ -62,12 +63,16 @@ def resolve_tool(call: CallContext, name: str) -> CatalogEntry:
     """The tool ``name`` if the call's caller may call it now, from its client.
 
     Raises:
-        ToolUnavailable: unknown, hidden from this caller, or an app tool while app tools are off.
+        ToolUnavailable: unknown, hidden from this caller, or an app tool while app tools are off;
+            ``InsufficientScope``: the member's, but not carried by their connection.
     """
     tenant = call.tenant
     entry = catalog_for(tenant).by_name.get(name)
-    if entry is None or not entry.visible_to(call.caller):
+    if entry is None:
         raise ToolUnavailable(name)
+    if not entry.visible_to(call.caller):
+        scope = needed_scope(entry, call.caller)
+        raise ToolUnavailable(name) if scope is None else InsufficientScope(name, scope)
     if entry.builtin is None and not tenant.setting("customAppsMcpTools"):
         raise ToolUnavailable(name, f"Unknown tool: {name}. {APP_TOOLS_OFF}")
     if entry.builtin == RUN_CODE and not tenant.setting("codeMode"):
@@ -131,7 +136,9 @@ def preflight(
 ) -> types.CallToolResult | Asked | None:
     """The checks of every tools/call (run now or as a task) once its tool is resolved, in order:
     arguments against ``inputSchema``, the rate limit (``count_call``: this call counts), the
-    confirmation. The refusal to answer with, its outcome in ``audit``; or the question to put
+    confirmation (a caller that cannot be asked: the approval policy, ``tools.approvals.gate``, which
+    answers with the approval to decide, or lets an approved call run once).
+    The refusal to answer with, its outcome in ``audit``; or the question to put
     first (a call that would run and waits for the user's yes: nothing counted, no audit row);
     None when the call may go on.
     """
@@ -139,9 +146,10 @@ def preflight(
     if problems:
         audit.refused(Outcome.INVALID_ARGUMENTS)
         return invalid_arguments_result(problems)
+    out_of_band = False
     if confirmation is None and needs_confirmation(call.tenant, entry):
         if not call.can_confirm:
-            confirmation = Confirmation(Verdict.NO_CAPABILITY)
+            out_of_band = True  # nobody to ask in the call: a person approves it elsewhere
         elif not (count_call and at_rate_limit(call.tenant, call.caller, entry)):
             audit.unrecorded()  # asked, not answered: the call that carries the verdict is audited
             return confirmation_asked(entry, arguments)
@@ -149,6 +157,13 @@ def preflight(
     if refused is not None:
         audit.refused(Outcome.RATE_LIMITED)
         return refused
+    if out_of_band:
+        gated = approvals.gate(call, entry, arguments)
+        if not gated.runs:
+            audit.refused(gated.outcome)
+            return gated.result
+        audit.approved = True
+        confirmation = Confirmation(Verdict.ACCEPTED)
     refused = refusal(call.tenant, entry, confirmation)
     if refused is not None:
         audit.refused(Outcome.DECLINED)
@@ -180,7 +195,7 @@ def _call(
         result = _call_builtin(call, entry, arguments, audit)
     else:
         result = _call_app_tool(call, entry, arguments, audit, as_task=as_task, answers=answers)
-    if audit.outcome == Outcome.OK and confirmed(entry, confirmation):
+    if audit.outcome == Outcome.OK and (audit.approved or confirmed(entry, confirmation)):
         audit.ended(Outcome.CONFIRMED)
     return result
 

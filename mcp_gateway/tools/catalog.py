@@ -54,6 +54,8 @@ class CatalogEntry:
     rate_limit: RateLimit | None = None  # the tool's own; None: the tenant's toolRateLimit, if any
     task_support: str | None = None  # "optional" or "required" (the manifest's "task"), else None
     confirm: bool = False  # ask the user before the route runs (manifest option "confirm")
+    approvers: str | None = None  # who may approve a call asked out of band (manifest "approvers")
+    approval_ttl: int | None = None  # seconds (manifest "approvalTtl"); None: APPROVAL_TTL_SECONDS
     # For search_tools and toolDiscovery (manifest options "keywords", "pinned"; the app's title).
     tool_name: str | None = None
     keywords: tuple[str, ...] = ()
@@ -90,9 +92,22 @@ class CatalogEntry:
         # run_code is offered to a read-only token: its inner writes are refused one by one.
         if caller.read_only and not self.read_only and self.builtin != RUN_CODE:
             return False
+        if not caller.carries(self.app_name, self.read_only):
+            return False
         if self.builtin is not None:
             return caller.is_member or caller.is_superuser
         return may_use_route(self.access, self.route_auth, caller)
+
+
+def needed_scope(entry: CatalogEntry, caller: Caller) -> str | None:
+    """The scope ``caller``'s connection lacks for ``entry``: a tool the member may use (their roles,
+    the token's read-only) that the connection's apps do not carry; None otherwise (visible, or not
+    the member's at all). The step-up's one rule (``tools.calls.resolve_tool``, the transport's 403)."""
+    if caller.apps is None or entry.app_name is None or entry.visible_to(caller):
+        return None
+    if not entry.visible_to(caller.widened()):
+        return None
+    return caller.scope_for(entry.app_name, entry.read_only)
 
 
 @dataclass
@@ -187,7 +202,16 @@ def caller_view(views: BoundedCache[tuple, list[E]], entries: Iterable[E], calle
 
 def view_key(caller: Caller, *, app_tools: bool, ui_host: bool = False) -> tuple:
     """Everything the tools a caller sees depend on, besides the catalog; role combinations are few."""
-    return (caller.is_member, caller.is_superuser, caller.read_only, caller.roles, app_tools, ui_host)
+    narrowed = (caller.apps, caller.read_apps)  # a connection narrowed to some apps sees only those
+    return (
+        caller.is_member,
+        caller.is_superuser,
+        caller.read_only,
+        caller.roles,
+        narrowed,
+        app_tools,
+        ui_host,
+    )
 
 
 def _annotations(raw: dict) -> types.ToolAnnotations | None:
@@ -227,6 +251,8 @@ def _app_entry(row: Tool) -> CatalogEntry:
         max_output_tokens=d.get("maxOutputTokens"),
         rate_limit=RateLimit.from_json(d["rateLimit"]) if d.get("rateLimit") else None,
         confirm=d.get("confirm") is True,
+        approvers=d.get("approvers"),
+        approval_ttl=d.get("approvalTtl"),
         tool_name=row.name,
         keywords=tuple(d.get("keywords") or ()),
         pinned=d.get("pinned") is True,

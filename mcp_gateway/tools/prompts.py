@@ -60,8 +60,10 @@ class PromptEntry:
 
     def visible_to(self, caller: Caller) -> bool:
         """A prompt only reads (a template, or a GET route), so read-only tokens see it too."""
-        return may_use_route(self.access, self.auth, caller) and all(
-            r.visible_to(caller) for r in self.embeds
+        return (
+            caller.carries(self.app_name, True)
+            and may_use_route(self.access, self.auth, caller)
+            and all(r.visible_to(caller) for r in self.embeds)
         )
 
     @functools.cached_property

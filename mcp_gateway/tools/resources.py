@@ -101,8 +101,9 @@ class ResourceEntry:
 
     def visible_to(self, caller: Caller) -> bool:
         """The route rule: public, else the app's access and the resource's own rule. Resources are
-        read-only (GET routes, reads of records and files), so read-only tokens see them too."""
-        return may_use_route(self.access, self.auth, caller)
+        read-only (GET routes, reads of records and files), so read-only tokens see them too, and a
+        connection that carries the app read-only."""
+        return caller.carries(self.app_name, True) and may_use_route(self.access, self.auth, caller)
 
     @property
     def is_template(self) -> bool:

@@ -15,7 +15,7 @@ from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.transport.auth import endpoint_tenant
 from mcp_gateway.transport.responses import send_error, send_json
-from oauth.access import MCP_SCOPE
+from oauth.access import MCP_SCOPE, app_scopes
 from oauth.exceptions import OriginNotConfigured
 
 
@@ -23,14 +23,15 @@ class _ResourceMetadata(ProtectedResourceMetadata):
     authorization_servers: list[AnyHttpUrl] | None = None  # optional in RFC 9728
 
 
-def resource_metadata(origin: str, slug: str, issuer: str | None) -> dict:
+def resource_metadata(origin: str, slug: str, issuer: str | None, apps: list[str] | None = None) -> dict:
     """RFC 9728 metadata of the endpoint: bearer tokens in the header, issued by the platform's
-    authorization server ``issuer`` (None: the platform offers no OAuth here).
+    authorization server ``issuer`` (None: the platform offers no OAuth here); ``apps``: the app
+    scopes a connection may be narrowed to (``oauth.access.app_scopes``).
     """
     metadata = _ResourceMetadata(
         resource=mcp_endpoint_url(origin, slug),
         authorization_servers=[issuer] if issuer is not None else None,
-        scopes_supported=[MCP_SCOPE] if issuer is not None else None,
+        scopes_supported=[MCP_SCOPE, *(apps or [])] if issuer is not None else None,
         bearer_methods_supported=["header"],
         resource_name=f"MCP endpoint of tenant {slug}",
         resource_documentation=f"{origin}/api/schema/",
@@ -42,7 +43,7 @@ async def serve_metadata(scope: Scope, send: Send, slug: str) -> None:
     """Answer the metadata request: 404 where the endpoint does not exist (an unknown tenant, a
     switched-off endpoint), 503 without a public origin (as the authorization server's metadata)."""
     try:
-        await in_thread(endpoint_tenant, slug)
+        tenant = await in_thread(endpoint_tenant, slug)
     except GatewayRefused as refused:
         await send_error(send, refused.status, refused.message)
         return
@@ -54,6 +55,6 @@ async def serve_metadata(scope: Scope, send: Send, slug: str) -> None:
     await send_json(
         send,
         200,
-        resource_metadata(origin, slug, origin),
+        resource_metadata(origin, slug, origin, await in_thread(app_scopes, tenant)),
         [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
     )

@@ -43,6 +43,13 @@ async def send_error(
     await send_json(send, status, body, headers)
 
 
+async def send_step_up(send: Send, scope: str, message: str) -> None:
+    """The MCP authorization spec's step-up: 403 ``insufficient_scope`` naming the ``scope`` a
+    client asks the person for (a connection narrowed to other apps)."""
+    challenge = bearer_challenge(error="insufficient_scope", scope=scope)
+    await send_error(send, 403, message, headers=[(b"www-authenticate", challenge.encode())])
+
+
 async def send_auth_error(
     send: Send, status: int, error: str, message: str, *, resource_metadata: str | None
 ) -> None:

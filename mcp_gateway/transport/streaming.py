@@ -30,9 +30,11 @@ from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_gateway.protocol.context import scope_caller, streamed_var
+from mcp_gateway.protocol.step_up import missing_scope
 from mcp_gateway.protocol.stream_choice import progress_token, wants_stream
 from mcp_gateway.sdk_seams import sender_context
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
+from mcp_gateway.transport.responses import send_step_up
 
 logger = logging.getLogger("mcp_gateway.transport.streaming")
 
@@ -110,7 +112,7 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         # ``receive`` replays the body the SDK's size limit has already read in full.
-        if not self._json_default or scope.get("method") != "POST":
+        if scope.get("method") != "POST":
             await super()._handle_request(scope, receive, send)
             return
         first = await receive()
@@ -119,12 +121,26 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
         async def replay() -> Message:
             return pending.pop() if pending else await receive()
 
+        needed = await self._missing_scope(scope, first)
+        if needed is not None:
+            message = f"This connection does not carry this tool: it needs the scope {needed}."
+            await send_step_up(send, needed, message)
+            return
+        if not self._json_default:
+            await super()._handle_request(scope, replay, send)
+            return
         token = streamed_var.set(True) if await self._wants_stream(scope, first) else None
         try:
             await super()._handle_request(scope, replay, send)
         finally:
             if token is not None:
                 streamed_var.reset(token)
+
+    async def _missing_scope(self, scope: Scope, first: Message) -> str | None:
+        if first.get("type") != "http.request" or first.get("more_body"):
+            return None
+        message = _tool_call(first.get("body", b""))
+        return await missing_scope(scope_caller(scope), message) if message is not None else None
 
     async def _wants_stream(self, scope: Scope, first: Message) -> bool:
         if first.get("type") != "http.request" or first.get("more_body"):

@@ -32,6 +32,7 @@ class ConnectionSerializer(serializers.ModelSerializer):
             "client_name",
             "client_registration",
             "read_only",
+            "apps",
             "created_at",
             "last_used_at",
             "revoked_at",

@@ -67,6 +67,7 @@ class ApiTokenSerializer(serializers.ModelSerializer):
             "name",
             "username",
             "read_only",
+            "apps",
             "expires_at",
             "last_used_at",
             "revoked_at",
@@ -83,6 +84,7 @@ class ApiTokenCreateSerializer(StrictSerializer):
     expires_days = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=TOKEN_MAX_DAYS, default=None
     )
+    apps = serializers.ListField(child=serializers.CharField(max_length=40), required=False, default=list)
 
 
 class _SettingRule:

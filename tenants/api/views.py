@@ -133,6 +133,7 @@ class TokenListView(TenantAPIView):
             name=data["name"],
             read_only=data["read_only"],
             expires_days=data["expires_days"],
+            apps=data["apps"],
             acting_user=request.user,
         )
         body = {"token": raw, "details": ApiTokenSerializer(token).data}

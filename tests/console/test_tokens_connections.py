@@ -135,3 +135,32 @@ def test_revoke_buttons_of_tokens_with_one_name_say_whose_and_which(signed_in, a
     body = signed_in("admin").get("/console/acme/tokens/").content.decode()
     assert f"Revoke demo of reader ({first.key_id})" in body
     assert f"Revoke demo of writer ({second.key_id})" in body
+
+
+def test_issuing_a_token_narrowed_to_apps_and_seeing_them(signed_in, acme):
+    client = signed_in("admin")
+
+    issued = client.post("/console/acme/tokens/issue", {"username": "reader", "apps": "cases, billing"})
+
+    assert issued.status_code == 201
+    assert ApiToken.objects.for_tenant(acme).get().apps == ["billing", "cases"]
+    assert "billing, cases" in client.get("/console/acme/tokens/").content.decode()
+
+
+def test_a_member_narrows_their_connection_but_cannot_widen_it(signed_in, acme, connection_of):
+    connection = connection_of("reader")
+    client = signed_in("reader")
+    url = f"/console/acme/connections/{connection.pk}/narrow"
+
+    client.post(url, {"scopes": "app:cases app:billing:read"})
+    connection.refresh_from_db()
+    assert connection.apps == ["app:billing:read", "app:cases"]
+    assert "app:billing:read, app:cases" in client.get("/console/acme/connections/").content.decode()
+
+    client.post(url, {"scopes": "app:cases:read"})  # narrower: the app read-only
+    connection.refresh_from_db()
+    assert connection.apps == ["app:cases:read"]
+    widened = client.post(url, {"scopes": "app:cases app:billing"}, follow=True)
+    connection.refresh_from_db()
+    assert connection.apps == ["app:cases:read"] and "connect again" in widened.content.decode()
+    assert signed_in("writer").post(url, {"scopes": "app:cases:read"}).status_code == 404

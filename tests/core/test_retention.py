@@ -35,6 +35,7 @@ def test_purge_all_names_every_kind_each_app_purges():
         "job_runs",
         "outbound_requests",
         "tool_call_audit",
+        "approvals",
         "agent_runs",
         "agent_run_steps",
         "oauth_clients",

@@ -221,13 +221,13 @@ def test_a_client_answering_the_question_with_an_error_runs_nothing(mcp_url, ali
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_a_client_that_cannot_ask_gets_an_error_and_nothing_runs(mcp_url, alice, mode):
+def test_a_client_that_cannot_ask_gets_an_approval_to_decide_and_nothing_runs(mcp_url, alice, mode):
     result = call(mcp_url(), alice, mode)  # no elicitation_callback: no elicitation capability
 
-    assert result.is_error is True
-    assert "cannot ask for it" in result.content[0].text and "elicitation" in result.content[0].text
+    assert result.is_error is True  # decided out of band (test_approvals.py)
+    assert "cannot ask for it" in result.content[0].text and "approval" in result.structured_content
     assert runs() == 0
-    assert outcomes() == ["declined"]
+    assert outcomes() == ["approval_required"]
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -406,7 +406,7 @@ def test_a_declined_task_call_creates_no_task(mcp_url, alice):
 
 def test_the_pipeline_asks_before_anything_counts_runs_or_is_audited(ledger, monkeypatch):
     # One preflight per run: the question is an outcome of the call itself, asked only of a caller
-    # that can confirm; a caller that cannot is refused unasked, and audited as such.
+    # that can confirm; a caller that cannot gets an approval to decide out of band, audited as such.
     monkeypatch.setattr(rate_limits, "clock", lambda: 1_800_000_000.0)  # every call in one window
     caller = caller_for(ledger, access_user("alice"))
     arguments = {"account": "acct-1"}
@@ -420,6 +420,6 @@ def test_the_pipeline_asks_before_anything_counts_runs_or_is_audited(ledger, mon
     assert runs() == 0 and outcomes(WIPE_ONCE) == []
     ran = run_call(CallContext(ledger, caller), WIPE_ONCE, arguments, Confirmation(Verdict.ACCEPTED))
     assert ran.is_error is False and runs() == 1 and outcomes(WIPE_ONCE) == ["confirmed"]
-    refused = call_tool(ledger, caller, WIPE, arguments)  # nobody to ask: refused, audited
-    assert refused.is_error is True and "cannot ask for it" in refused.content[0].text
-    assert runs() == 1 and outcomes(WIPE) == ["declined"]
+    refused = call_tool(ledger, caller, WIPE, arguments)  # nobody to ask: an approval, audited
+    assert refused.is_error is True and "approval" in refused.structured_content
+    assert runs() == 1 and outcomes(WIPE) == ["approval_required"]

@@ -89,6 +89,11 @@ VALID = {
     ],
     "no jobs": [("/jobs", DELETE)],
     "job with a description": [(f"{JOB}/description", "Nightly.")],
+    "confirm tool with four-eyes approvers and an approval ttl": [
+        (f"{TOOL}/confirm", True),
+        (f"{TOOL}/approvers", "role:auditor,case_manager"),
+        (f"{TOOL}/approvalTtl", 3600),
+    ],
 }
 
 VALID_SCHEDULES = [
@@ -280,6 +285,16 @@ INVALID = {
     "annotation title not a string": ([(f"{TOOL}/annotations/title", 1)], [f"{TOOL}/annotations/title"]),
     "annotations not an object": ([(f"{TOOL}/annotations", [])], [f"{TOOL}/annotations"]),
     "confirm not a boolean": ([(f"{TOOL}/confirm", "yes")], [f"{TOOL}/confirm"]),
+    "approvers not an auth expression": (
+        [(f"{TOOL}/confirm", True), (f"{TOOL}/approvers", "role:Boss")],
+        [f"{TOOL}/approvers"],
+    ),
+    "approvers without confirm": ([(f"{TOOL}/approvers", "role:auditor")], [f"{TOOL}/approvers"]),
+    "approvalTtl too short": (
+        [(f"{TOOL}/confirm", True), (f"{TOOL}/approvalTtl", 5)],
+        [f"{TOOL}/approvalTtl"],
+    ),
+    "approvalTtl without confirm": ([(f"{TOOL}/approvalTtl", 600)], [f"{TOOL}/approvalTtl"]),
     # jobs
     "jobs not an object": ([("/jobs", [])], ["/jobs"]),
     "job name in capitals": (
