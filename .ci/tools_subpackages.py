@@ -56,6 +56,10 @@ MAPPING: dict[str, str] = {
     "confirmation": "call",
     "modes": "call",
     "preview": "call",
+    # code mode's built-in run_code (its script's calls are tools/calls; calls.py runs it) and its
+    # runner, found next to it by path (code_mode.RUNNER): the two move together.
+    "code_mode": "call",
+    "code_runner": "call",
     # one MCP method family each
     "resources": "resources",
     "prompts": "prompts",
@@ -66,7 +70,7 @@ PACKAGE_DOCS: dict[str, str] = {
     "catalog": "The per-caller tool catalog and what listing costs: built-ins, cursors, budgets, tokens.",
     "search": "The built-in search_tools: ranking a caller's tools by what the user asks for.",
     "pipeline": "The stages every call passes: context, arguments, questions, audit, result mapping.",
-    "call": "tools/list and tools/call for one caller: calls, confirmation, task modes, the listing preview.",
+    "call": "tools/list and tools/call for one caller: calls, confirmation, task modes, code mode, preview.",
     "resources": "resources/list and resources/read for one caller.",
     "prompts": "prompts/list and prompts/get for one caller.",
     "completion": "completion/complete for prompt arguments and resource-template variables.",
