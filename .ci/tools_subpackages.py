@@ -53,6 +53,7 @@ MAPPING: dict[str, str] = {
     # call/: tools/list and tools/call: the calls, confirmation before a `confirm` tool, the task
     # modes, and the listing preview the console and API show before anyone connects.
     "calls": "call",
+    "approvals": "call",
     "confirmation": "call",
     "modes": "call",
     "preview": "call",

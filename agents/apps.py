@@ -13,7 +13,7 @@ class AgentsConfig(AppConfig):
         )
         from agents.runs import decide_held
         from core.retention import register_purge
-        from mcp_gateway.tools.approvals import register_agent_decider
+        from mcp_gateway.tools.call.approvals import register_agent_decider
 
         register_purge(self.name, retention.purge)
         register_agent_decider(decide_held)

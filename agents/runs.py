@@ -36,7 +36,7 @@ from agents.runners import describe_runners, may_run, rule_allows
 from mcp_gateway.audit_log import record_call
 from mcp_gateway.models import Approval as HeldApproval
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.approvals import record_agent_decision
+from mcp_gateway.tools.call.approvals import record_agent_decision
 from tenants.authority import is_tenant_admin
 from tenants.callers import caller_for
 from tenants.models import Tenant
@@ -188,7 +188,7 @@ def decide(run: AgentRun, step_index: int, approve: bool, user: AbstractBaseUser
 
 def decide_held(approval: HeldApproval, user: AbstractBaseUser, approve: bool) -> None:
     """``decide`` for a held call's approval decided in the console or the approvals API
-    (registered with ``mcp_gateway.tools.approvals`` in ``AgentsConfig.ready``)."""
+    (registered with ``mcp_gateway.tools.call.approvals`` in ``AgentsConfig.ready``)."""
     if approval.agent_step is None:  # registered for agents' held calls, which always have a step
         raise ValueError(f"approval {approval.pk} is not an agent's held call")
     run = AgentRun.objects.for_tenant(approval.tenant_id).select_related("agent", "tenant", "user")

@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from agents.models import AgentRun, AgentRunStep
 from mcp_gateway.audit_log import record_call
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.approvals import hold_for_agent
+from mcp_gateway.tools.call.approvals import hold_for_agent
 from tenants.callers import Caller
 
 TEXT_MAX = 20_000
@@ -79,7 +79,7 @@ class StepRecorder:
 
     def awaiting_approval(self, name: str, tool_call_id: str, arguments: dict, question: str) -> int:
         """A confirm tool's call, held for a person's decision (an approval, as any client's call
-        asked out of band: ``mcp_gateway.tools.approvals``); returns its step number."""
+        asked out of band: ``mcp_gateway.tools.call.approvals``); returns its step number."""
         step = self._add(
             kind=AgentRunStep.Kind.TOOL,
             wire_name=name,

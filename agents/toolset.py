@@ -4,7 +4,7 @@ An agent is offered exactly the entries of the caller's ``tools/list`` (``listed
 ``customAppsMcpTools``, ``toolDiscovery``), narrowed by the agent's selectors. In the ``search``
 mode of ``toolDiscovery`` the tools a ``search_tools`` call of the run returns are offered from the
 next step on, as an MCP client calls them by name once found. Each call goes through
-``mcp_gateway.tools.calls.run_call``, the function an MCP ``tools/call`` goes through: listing,
+``mcp_gateway.tools.call.calls.run_call``, the function an MCP ``tools/call`` goes through: listing,
 argument checks, the as-caller route run, confirmation, output budget, rate limit and audit. The
 caller carries the agent's name and the run's id, so the audit row names both.
 
@@ -29,12 +29,12 @@ from pydantic_core import SchemaValidator, core_schema
 from agents.steps import StepRecorder
 from core.error_ids import error_id_note
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
-from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.builtins import SEARCH_TOOLS
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.calls import run_call
-from mcp_gateway.tools.catalog import CatalogEntry, listed_tools, visible_tools
-from mcp_gateway.tools.confirmation import Confirmation, Verdict
+from mcp_gateway.tools.call.calls import run_call
+from mcp_gateway.tools.call.confirmation import Confirmation, Verdict
+from mcp_gateway.tools.catalog.builtins import SEARCH_TOOLS
+from mcp_gateway.tools.catalog.catalog import CatalogEntry, listed_tools, visible_tools
+from mcp_gateway.tools.pipeline.asks import Asked
+from mcp_gateway.tools.pipeline.call_context import CallContext
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -139,7 +139,8 @@ def _tool_descriptor(manifest: dict, tool: dict) -> dict:
         "routeAuth": route_spec["auth"],
         "access": defaults.app_access(manifest),
         "rateLimit": tool.get("rateLimit"),
-        # For search_tools (mcp_gateway.tools.search_index): kept with the tool so no search reads manifests.
+        # For search_tools (mcp_gateway.tools.search.search_index): kept with the tool so no search
+        # reads manifests.
         "keywords": tool.get("keywords") or [],
         "pinned": tool.get("pinned") is True,
         "appTitle": manifest.get("title") or "",

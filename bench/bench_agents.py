@@ -30,7 +30,7 @@ from agents.models import AgentRun  # noqa: E402
 from agents.runs import start_run  # noqa: E402
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import read_bundle  # noqa: E402
-from mcp_gateway.tools.calls import call_tool  # noqa: E402
+from mcp_gateway.tools.call.calls import call_tool  # noqa: E402
 from tenants import actions  # noqa: E402
 from tenants.callers import caller_for  # noqa: E402
 

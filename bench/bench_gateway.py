@@ -64,7 +64,7 @@ from psycopg import sql  # noqa: E402
 
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
-from mcp_gateway.tools.builtin_records import records_create  # noqa: E402
+from mcp_gateway.tools.catalog.builtin_records import records_create  # noqa: E402
 from tenants import actions  # noqa: E402
 from tenants.callers import caller_for  # noqa: E402
 from tests.support.cluster import Balancer  # noqa: E402

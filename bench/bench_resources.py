@@ -38,8 +38,10 @@ def main() -> None:
 
     from apps_runtime.deploy import deploy_bundle
     from apps_runtime.manifest import bundle_from_mapping
-    from mcp_gateway.tools import calls, prompts, resources
-    from mcp_gateway.tools.catalog import build_catalog
+    from mcp_gateway.tools.call import calls
+    from mcp_gateway.tools.catalog.catalog import build_catalog
+    from mcp_gateway.tools.prompts import prompts
+    from mcp_gateway.tools.resources import resources
     from tenants import actions
     from tests.support.resource_app import FILES, resource_manifest
 

@@ -55,12 +55,12 @@ from search_catalog import APPS, HANDLER, INTENTS, USERS, manifest  # noqa: E402
 from apps_runtime.deploy import deploy_bundle  # noqa: E402
 from apps_runtime.manifest import bundle_from_mapping  # noqa: E402
 from apps_runtime.wire_names import wire_name  # noqa: E402
-from mcp_gateway.tools import search_index as search_index_module  # noqa: E402
-from mcp_gateway.tools import token_estimate  # noqa: E402
-from mcp_gateway.tools.catalog import catalog_for, visible_tools  # noqa: E402
-from mcp_gateway.tools.preview import tools_list  # noqa: E402
-from mcp_gateway.tools.search_index import SearchIndex, words  # noqa: E402
-from mcp_gateway.tools.tool_search import search_tools  # noqa: E402
+from mcp_gateway.tools.call.preview import tools_list  # noqa: E402
+from mcp_gateway.tools.catalog import token_estimate  # noqa: E402
+from mcp_gateway.tools.catalog.catalog import catalog_for, visible_tools  # noqa: E402
+from mcp_gateway.tools.search import search_index as search_index_module  # noqa: E402
+from mcp_gateway.tools.search.search_index import SearchIndex, words  # noqa: E402
+from mcp_gateway.tools.search.tool_search import search_tools  # noqa: E402
 from tenants import actions  # noqa: E402
 from tenants.callers import caller_for  # noqa: E402
 from tenants.models import Tenant  # noqa: E402

@@ -16,7 +16,7 @@ from apps_runtime.deploy import deploy_bundle, rollback_app, undeploy_app, valid
 from apps_runtime.manifest import MANIFEST_SCHEMA, DeployRejected, Problem, bundle_from_mapping
 from apps_runtime.models import App, AppVersion, HandlerError, Tool
 from builder.exceptions import BuilderError
-from mcp_gateway.tools import preview
+from mcp_gateway.tools.call import preview
 from tenants.exceptions import InvalidValue
 from tenants.models import Tenant
 

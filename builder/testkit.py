@@ -4,7 +4,7 @@
 scratch directory: its settings, its database (built from the models, thrown away afterwards) and
 its sandbox. Each test gets the app deployed afresh into a tenant of its own, by ``deploy_bundle``
 (the deploy's whole validation: a bundle the platform would refuse fails the test with its
-problems), and calls run through the gateway's own tools/call core (``mcp_gateway.tools.calls``:
+problems), and calls run through the gateway's own tools/call core (``mcp_gateway.tools.call.calls``:
 arguments against ``inputSchema``, confirmation, the route's checks, the sandbox, the result
 mapping) or ``apps_runtime.dispatch.run_route``, as a member with the roles the test names.
 Records live in that scratch database, one tenant per test, so tests never see each other's.
@@ -123,8 +123,8 @@ class LocalApp:
         ``confirm``: the user's answer when the tool asks first (``"confirm": true``); None: nobody
         answers, so such a tool is refused as for a client that cannot ask.
         """
-        from mcp_gateway.tools.calls import call_tool
-        from mcp_gateway.tools.confirmation import Confirmation, Verdict
+        from mcp_gateway.tools.call.calls import call_tool
+        from mcp_gateway.tools.call.confirmation import Confirmation, Verdict
 
         wire = self.wire_names.get(tool, tool)
         answer = None if confirm is None else Confirmation(Verdict.ACCEPTED if confirm else Verdict.DECLINED)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from apps_runtime.auth_expr import AuthExpr
-from mcp_gateway.tools.builtins import SEARCH_TOOLS
-from mcp_gateway.tools.catalog import CatalogEntry
+from mcp_gateway.tools.catalog.builtins import SEARCH_TOOLS
+from mcp_gateway.tools.catalog.catalog import CatalogEntry
 
 EVERY_MEMBER = "every member"
 # What a built-in checks per call, when it is not the record tools' per-collection check.

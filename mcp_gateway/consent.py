@@ -8,7 +8,7 @@ above the gateway: ``mcp_gateway -> oauth -> tenants``, and nothing in ``oauth``
 from __future__ import annotations
 
 from mcp_gateway.exceptions import GatewayRefused
-from mcp_gateway.tools.calls import visible_tools
+from mcp_gateway.tools.call.calls import visible_tools
 from mcp_gateway.transport.auth import endpoint_tenant
 from oauth.consent import ConsentView, ToolLine
 from tenants.callers import Caller

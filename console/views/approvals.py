@@ -1,7 +1,7 @@
 """Approvals: the calls of confirm tools waiting for a person's decision (asked out of band, by a
 client that cannot ask); the caller sees theirs, whoever may decide sees those they may decide.
 
-Listing and deciding go through ``mcp_gateway.tools.approvals``, as the approvals API does.
+Listing and deciding go through ``mcp_gateway.tools.call.approvals``, as the approvals API does.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from console.access import TenantPage, tenant_page
 from console.exceptions import ConsoleNotFound
 from console.pages import render_page
-from mcp_gateway.tools import approvals as policy
+from mcp_gateway.tools.call import approvals as policy
 
 
 @tenant_page(admin=False)

@@ -15,8 +15,8 @@ from apps_runtime.models import App, AppVersion
 from console import uploads
 from console.access import TenantPage, tenant_page
 from console.pages import render_page
-from mcp_gateway.tools.prompts import prompt_catalog
-from mcp_gateway.tools.resources import resource_catalog
+from mcp_gateway.tools.prompts.prompts import prompt_catalog
+from mcp_gateway.tools.resources.resources import resource_catalog
 
 
 def _apps(page: TenantPage) -> list[App]:

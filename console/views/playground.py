@@ -21,9 +21,9 @@ from console.pages import render_page
 from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.screen_host.calls import Question, call_from_screen
-from mcp_gateway.tools.catalog import catalog_for
-from mcp_gateway.tools.preview import tools_list
-from mcp_gateway.tools.token_estimate import estimate_tokens
+from mcp_gateway.tools.call.preview import tools_list
+from mcp_gateway.tools.catalog.catalog import catalog_for
+from mcp_gateway.tools.catalog.token_estimate import estimate_tokens
 from tenants.callers import caller_for
 
 

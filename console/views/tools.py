@@ -10,8 +10,8 @@ from console.access import TenantPage, tenant_page
 from console.forms import PreviewForm, add_action_error
 from console.pages import render_page
 from console.reach import who_reaches
-from mcp_gateway.tools import preview
-from mcp_gateway.tools.catalog import catalog_for
+from mcp_gateway.tools.call import preview
+from mcp_gateway.tools.catalog.catalog import catalog_for
 from tenants.exceptions import TenantError
 from tenants.models import ApiToken, Membership
 from tenants.roles import parse_roles

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from mcp_gateway.api.audit_filters import ToolCallFilter
 from mcp_gateway.api.ocsf import api_activity
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools import approvals, preview
+from mcp_gateway.tools.call import approvals, preview
 from tenants.api.audit_feeds import AuditPages, JSONLinesRenderer, export_after, filtered, json_lines
 from tenants.api.permissions import IsTenantMember
 from tenants.api.views import TenantAPIView

@@ -20,13 +20,13 @@ from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.mcp_tasks.runs import audit_lost
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.calls import preflight, resolve_tool
-from mcp_gateway.tools.confirmation import Confirmation
-from mcp_gateway.tools.modes import refuse_task_call
-from mcp_gateway.tools.results import error_result
+from mcp_gateway.tools.call.calls import preflight, resolve_tool
+from mcp_gateway.tools.call.confirmation import Confirmation
+from mcp_gateway.tools.call.modes import refuse_task_call
+from mcp_gateway.tools.pipeline.asks import Asked
+from mcp_gateway.tools.pipeline.audit import audited_call
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -29,11 +29,11 @@ from mcp_gateway.mcp_tasks import calls as task_calls
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.models import ToolTask
-from mcp_gateway.tools.asks import AnswersRefused, Asked, checked_answers
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.calls import resolve_tool
-from mcp_gateway.tools.confirmation import Confirmation
-from mcp_gateway.tools.modes import OPTIONAL, REQUIRED
+from mcp_gateway.tools.call.calls import resolve_tool
+from mcp_gateway.tools.call.confirmation import Confirmation
+from mcp_gateway.tools.call.modes import OPTIONAL, REQUIRED
+from mcp_gateway.tools.pipeline.asks import AnswersRefused, Asked, checked_answers
+from mcp_gateway.tools.pipeline.call_context import CallContext
 from tenants.callers import Caller
 from tenants.models import Tenant
 

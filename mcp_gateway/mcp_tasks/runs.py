@@ -23,11 +23,11 @@ from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.mcp_tasks.callers import CREDENTIAL_GONE
 from mcp_gateway.mcp_tasks.progress import TaskStatusEvents
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from mcp_gateway.tools import calls as tool_calls
-from mcp_gateway.tools.asks import MAX_ROUNDS, Asked
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.confirmation import CONFIRMED_AT_CREATION
-from mcp_gateway.tools.results import error_result
+from mcp_gateway.tools.call import calls as tool_calls
+from mcp_gateway.tools.call.confirmation import CONFIRMED_AT_CREATION
+from mcp_gateway.tools.pipeline.asks import MAX_ROUNDS, Asked
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller, caller_now
 
 logger = logging.getLogger("mcp_gateway.mcp_tasks.runs")

@@ -24,8 +24,8 @@ from apps_runtime.storage_quota import summed
 from core.member_shares import member_share
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
 from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
-from mcp_gateway.tools.cursors import decode_cursor, encode_cursor
-from mcp_gateway.tools.results import error_result
+from mcp_gateway.tools.catalog.cursors import decode_cursor, encode_cursor
+from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -55,8 +55,8 @@ from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import authenticated
 from mcp_gateway.protocol.errors import refusal
 from mcp_gateway.protocol.log_levels import session_id
-from mcp_gateway.tools import prompts
-from mcp_gateway.tools.asks import (
+from mcp_gateway.tools.call.confirmation import FIELD, Confirmation, Verdict, verdict_of
+from mcp_gateway.tools.pipeline.asks import (
     MAX_ANSWERS_BYTES,
     MAX_ROUNDS,
     AnswersRefused,
@@ -66,10 +66,10 @@ from mcp_gateway.tools.asks import (
     kinds_declared,
     missing_capabilities,
 )
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.confirmation import FIELD, Confirmation, Verdict, verdict_of
-from mcp_gateway.tools.results import error_result
-from mcp_gateway.tools.tracing import traceparent_of
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import error_result
+from mcp_gateway.tools.pipeline.tracing import traceparent_of
+from mcp_gateway.tools.prompts import prompts
 from tenants.callers import Caller
 
 logger = logging.getLogger("mcp_gateway.protocol.asking")

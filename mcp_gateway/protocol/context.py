@@ -26,7 +26,7 @@ from core.origin import scope_origin
 from mcp_gateway.exceptions import NotAuthenticated
 from mcp_gateway.protocol.errors import refusal
 from mcp_gateway.protocol.log_levels import session_id
-from mcp_gateway.tools.call_context import CallContext
+from mcp_gateway.tools.pipeline.call_context import CallContext
 from tenants.callers import Caller
 from tenants.models import Tenant
 

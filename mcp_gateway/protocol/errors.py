@@ -35,7 +35,7 @@ from mcp_gateway.exceptions import (
     TaskNotFound,
     Unavailable,
 )
-from mcp_gateway.tools.asks import AnswersRefused
+from mcp_gateway.tools.pipeline.asks import AnswersRefused
 
 logger = logging.getLogger("mcp_gateway.protocol")
 

@@ -22,8 +22,8 @@ from pydantic import ValidationError
 from mcp_gateway.protocol.context import GatewayRequest, gateway_request
 from mcp_gateway.protocol.notifications import Notifier
 from mcp_gateway.sdk_seams import initialize_accepted
-from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, view_key
-from mcp_gateway.tools.client_features import shows_ui
+from mcp_gateway.tools.catalog.catalog import TenantCatalog, cached_catalog, view_key
+from mcp_gateway.tools.pipeline.client_features import shows_ui
 
 logger = logging.getLogger("mcp_gateway.protocol.list_pages")
 

@@ -51,9 +51,9 @@ from mcp_gateway.protocol.listen_streams import (
     stream_limits,
 )
 from mcp_gateway.sdk_seams import session_connection
-from mcp_gateway.tools.catalog import listed_tools
-from mcp_gateway.tools.prompts import visible_prompts
-from mcp_gateway.tools.resources import change_markers, resource_entry, visible_resources
+from mcp_gateway.tools.catalog.catalog import listed_tools
+from mcp_gateway.tools.prompts.prompts import visible_prompts
+from mcp_gateway.tools.resources.resources import change_markers, resource_entry, visible_resources
 from tenants.callers import Caller, caller_for
 from tenants.models import ApiToken, Tenant
 

@@ -25,9 +25,11 @@ from mcp_gateway.protocol.spans import RequestSpans
 from mcp_gateway.protocol.tasks import CAPABILITY as TASKS_CAPABILITY
 from mcp_gateway.protocol.tasks import register_task_methods
 from mcp_gateway.sdk_seams import OpenTelemetryMiddleware
-from mcp_gateway.tools import calls as tool_calls
-from mcp_gateway.tools import completion, prompts, resources
-from mcp_gateway.tools.catalog import cached_catalog
+from mcp_gateway.tools.call import calls as tool_calls
+from mcp_gateway.tools.catalog.catalog import cached_catalog
+from mcp_gateway.tools.completion import completion
+from mcp_gateway.tools.prompts import prompts
+from mcp_gateway.tools.resources import resources
 
 logger = logging.getLogger("mcp_gateway.protocol.server")
 # MCP Apps: tools may show screens (``_meta.ui.resourceUri``), served as ui:// resources.

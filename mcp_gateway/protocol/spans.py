@@ -20,7 +20,7 @@ from opentelemetry.trace import SpanKind
 
 from core import tracing
 from mcp_gateway.protocol.context import authenticated
-from mcp_gateway.tools.tracing import traceparent_of
+from mcp_gateway.tools.pipeline.tracing import traceparent_of
 
 _NAMED = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mcp_gateway.protocol.context import GatewayRequest
 from mcp_gateway.protocol.stream_choice import warm_catalog
-from mcp_gateway.tools.catalog import needed_scope
+from mcp_gateway.tools.catalog.catalog import needed_scope
 
 
 async def missing_scope(gw: GatewayRequest | None, message: dict) -> str | None:

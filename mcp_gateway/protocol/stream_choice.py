@@ -15,8 +15,8 @@ from mcp_gateway.protocol import log_levels
 from mcp_gateway.protocol.asking import session_can_answer
 from mcp_gateway.protocol.concurrency import TenantBusy, in_thread
 from mcp_gateway.protocol.context import GatewayRequest
-from mcp_gateway.tools.builtins import RUN_CODE
-from mcp_gateway.tools.catalog import TenantCatalog, cached_catalog, catalog_for
+from mcp_gateway.tools.catalog.builtins import RUN_CODE
+from mcp_gateway.tools.catalog.catalog import TenantCatalog, cached_catalog, catalog_for
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -37,8 +37,8 @@ from mcp_gateway.protocol.concurrency import in_thread
 from mcp_gateway.protocol.context import call_context, gateway_request
 from mcp_gateway.protocol.errors import jsonrpc_error, refusal
 from mcp_gateway.protocol.list_pages import sdk_would_serve
-from mcp_gateway.tools.confirmation import Confirmation
-from mcp_gateway.tools.modes import REQUIRED
+from mcp_gateway.tools.call.confirmation import Confirmation
+from mcp_gateway.tools.call.modes import REQUIRED
 
 CAPABILITY = types.ServerTasksCapability(
     list=types.TasksListCapability(),

@@ -16,12 +16,12 @@ from typing import Any
 import mcp.types as types
 
 from mcp_gateway.exceptions import ToolUnavailable
-from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.calls import run_call
-from mcp_gateway.tools.catalog import catalog_for
-from mcp_gateway.tools.confirmation import Confirmation, Verdict
-from mcp_gateway.tools.results import error_result
+from mcp_gateway.tools.call.calls import run_call
+from mcp_gateway.tools.call.confirmation import Confirmation, Verdict
+from mcp_gateway.tools.catalog.catalog import catalog_for
+from mcp_gateway.tools.pipeline.asks import Asked
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller
 from tenants.models import Tenant
 

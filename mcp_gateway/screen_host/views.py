@@ -37,7 +37,7 @@ from core.problems import error_response
 from mcp_gateway.exceptions import InternalError, Unavailable
 from mcp_gateway.protocol.errors import rpc_error
 from mcp_gateway.screen_host.calls import Question, call_from_screen
-from mcp_gateway.tools.resources import app_tool_names
+from mcp_gateway.tools.resources.resources import app_tool_names
 from tenants.callers import Caller, anonymous_caller, caller_for
 from tenants.exceptions import TenantNotFound
 from tenants.models import Tenant

@@ -18,7 +18,7 @@ from agents.models import AgentRun, AgentRunStep
 from agents.runs import start_run
 from apps_runtime.models import Record
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.calls import list_tools
+from mcp_gateway.tools.call.calls import list_tools
 from tenants import actions
 from tenants.callers import caller_for
 from tests.agents.conftest import call, run_now, script, tool_returns

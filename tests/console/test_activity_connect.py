@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from apps_runtime.models import App, HandlerError, JobRun
-from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.call import calls as tool_calls
 from tenants import actions
 from tenants.callers import caller_for
 

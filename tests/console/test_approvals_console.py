@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_gateway.models import Approval
-from mcp_gateway.tools.calls import call_tool
+from mcp_gateway.tools.call.calls import call_tool
 from tenants.callers import caller_for
 from tenants.scoping import access_user
 from tests.mcp_gateway.test_approvals import CHECKED, _manifest

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.call import calls as tool_calls
 from tenants.callers import caller_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,7 +14,7 @@ import pytest
 from django.utils import timezone
 
 from mcp_gateway.models import Approval
-from mcp_gateway.tools.calls import call_tool
+from mcp_gateway.tools.call.calls import call_tool
 from tenants.callers import caller_for
 from tenants.scoping import access_user
 from tests.mcp_gateway.test_confirmation import ERAS, FILES, MANIFEST, WIPE, call, outcomes, runs

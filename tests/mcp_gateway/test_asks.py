@@ -6,7 +6,7 @@ import mcp.types as types
 import pytest
 
 from apps_runtime.sandbox.runtime import sdk
-from mcp_gateway.tools.asks import (
+from mcp_gateway.tools.pipeline.asks import (
     MAX_ANSWER_BYTES,
     MAX_QUESTIONS,
     AnswersRefused,

@@ -10,7 +10,7 @@ from apps_runtime.compiled import compiled_version
 from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.models import App, Record
 from apps_runtime.records import RecordsScope, create_record, query_records
-from mcp_gateway.tools.builtins import BUILTINS
+from mcp_gateway.tools.catalog.builtins import BUILTINS
 from mcp_gateway.transport.in_process import connect
 from tenants.callers import caller_for
 from tenants.scoping import access_user

@@ -1,5 +1,6 @@
-"""The built-in tools come from one registry (``mcp_gateway.tools.builtins.BUILTINS``): what tools/list
-shows, what tools/call runs and the wire names a deploy may not take are all derived from it."""
+"""The built-in tools come from one registry (``mcp_gateway.tools.catalog.builtins.BUILTINS``):
+what tools/list shows, what tools/call runs and the wire names a deploy may not take are all derived
+from it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import anyio
 import pytest
 
 from apps_runtime.wire_names import BUILTIN_TOOLS
-from mcp_gateway.tools import builtins
-from mcp_gateway.tools.builtins import BUILTINS
+from mcp_gateway.tools.catalog import builtins
+from mcp_gateway.tools.catalog.builtins import BUILTINS
 from tenants.callers import caller_for
 from tenants.scoping import access_user
 from tests.mcp_gateway.conftest import mcp_client

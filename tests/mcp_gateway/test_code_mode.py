@@ -14,7 +14,7 @@ from mcp.types import ElicitResult
 
 from apps_runtime.models import Record
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools import calls
+from mcp_gateway.tools.call import calls
 from mcp_gateway.transport.in_process import connect
 from tenants import actions
 from tenants.models import Tenant

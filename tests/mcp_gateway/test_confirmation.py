@@ -11,10 +11,10 @@ from mcp.types import INVALID_PARAMS, ElicitResult, InputRequiredResult
 from apps_runtime.models import Record
 from mcp_gateway.limits import rate_limits
 from mcp_gateway.models import ToolCallAudit, ToolTask
-from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.calls import call_tool, run_call
-from mcp_gateway.tools.confirmation import Confirmation, Verdict
+from mcp_gateway.tools.call.calls import call_tool, run_call
+from mcp_gateway.tools.call.confirmation import Confirmation, Verdict
+from mcp_gateway.tools.pipeline.asks import Asked
+from mcp_gateway.tools.pipeline.call_context import CallContext
 from tenants import actions
 from tenants.callers import caller_for
 from tenants.scoping import access_user

@@ -5,8 +5,7 @@ from __future__ import annotations
 import mcp.types as types
 import pytest
 
-from mcp_gateway.tools.catalog import CatalogEntry
-from mcp_gateway.tools.confirmation import (
+from mcp_gateway.tools.call.confirmation import (
     ARGUMENTS_SHOWN,
     MESSAGE_MAX,
     VALUE_MAX,
@@ -14,6 +13,7 @@ from mcp_gateway.tools.confirmation import (
     confirmation_message,
     verdict_of,
 )
+from mcp_gateway.tools.catalog.catalog import CatalogEntry
 
 
 def entry(title: str | None = "Wipe an account") -> CatalogEntry:

@@ -36,7 +36,7 @@ from mcp_gateway.exceptions import (
     ToolUnavailable,
 )
 from mcp_gateway.protocol.errors import jsonrpc_error, jsonrpc_errors
-from mcp_gateway.tools.asks import AnswersRefused
+from mcp_gateway.tools.pipeline.asks import AnswersRefused
 
 MODERN = SimpleNamespace(protocol_version="2026-07-28", method="tools/call")
 LEGACY = SimpleNamespace(protocol_version="2025-11-25", method="tools/call")

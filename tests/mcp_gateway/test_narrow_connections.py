@@ -15,8 +15,8 @@ from django.core.management import call_command
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
-from mcp_gateway.tools.calls import call_tool
-from mcp_gateway.tools.catalog import catalog_for, needed_scope
+from mcp_gateway.tools.call.calls import call_tool
+from mcp_gateway.tools.catalog.catalog import catalog_for, needed_scope
 from mcp_gateway.transport.in_process import connect
 from tenants.callers import caller_for_token
 from tenants.models import ApiToken

@@ -8,9 +8,9 @@ import pytest
 
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import compile_schema
-from mcp_gateway.tools.output_budget import OutputBudget
-from mcp_gateway.tools.results import json_result, route_result
-from mcp_gateway.tools.token_estimate import estimate_tokens, json_bytes
+from mcp_gateway.tools.catalog.output_budget import OutputBudget
+from mcp_gateway.tools.catalog.token_estimate import estimate_tokens, json_bytes
+from mcp_gateway.tools.pipeline.results import json_result, route_result
 
 
 def rows(count: int, width: int = 30) -> list[dict]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.call import calls as tool_calls
 from mcp_gateway.transport.auth import verify_bearer
 
 # the tenant with its token and the token's user (one prepared lookup); the membership is cached.

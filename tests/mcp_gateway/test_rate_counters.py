@@ -12,7 +12,7 @@ from django.db import connection
 
 from mcp_gateway.limits import rate_counters
 from mcp_gateway.models import RateLimitCounter
-from mcp_gateway.tools import calls as tool_calls
+from mcp_gateway.tools.call import calls as tool_calls
 from mcp_gateway.transport.auth import verify_bearer
 from tests.mcp_gateway.test_query_counts import AUDIT, AUTH
 from tests.support.apps import cases_manifest

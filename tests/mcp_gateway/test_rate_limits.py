@@ -14,7 +14,7 @@ import pytest
 from apps_runtime.models import Record
 from mcp_gateway.limits import rate_counters, rate_limits
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.catalog import catalog_for
+from mcp_gateway.tools.catalog.catalog import catalog_for
 from tenants import actions
 from tenants.callers import Caller
 from tests.mcp_gateway.conftest import mcp_client

@@ -11,11 +11,11 @@ import pytest
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import compile_schema
 from apps_runtime.sandbox.runtime import sdk
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.links import NoLinkOrigin, app_route_url
-from mcp_gateway.tools.output_budget import OutputBudget
-from mcp_gateway.tools.results import route_result
-from mcp_gateway.tools.rich_content import ContentOrigin
+from mcp_gateway.tools.catalog.output_budget import OutputBudget
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.links import NoLinkOrigin, app_route_url
+from mcp_gateway.tools.pipeline.results import route_result
+from mcp_gateway.tools.pipeline.rich_content import ContentOrigin
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 WAV = b"RIFF&\x00\x00\x00WAVEfmt " + bytes(32)

@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import mcp.types as types
 import pytest
 
-from mcp_gateway.tools import embeddings
-from mcp_gateway.tools.catalog import CatalogEntry
-from mcp_gateway.tools.search_index import QUERY_MAX_CHARS, SearchIndex, words
+from mcp_gateway.tools.catalog.catalog import CatalogEntry
+from mcp_gateway.tools.search import embeddings
+from mcp_gateway.tools.search.search_index import QUERY_MAX_CHARS, SearchIndex, words
 
 
 def entry(app: str, name: str, description: str, keywords: tuple[str, ...] = (), **arguments: str):

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from django.test import Client
 
-from mcp_gateway.tools.calls import visible_tools
+from mcp_gateway.tools.call.calls import visible_tools
 from oauth.models import AuthorizationCode, Connection
 from tenants.callers import caller_for
 from tests.oauth.flow import (

@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from django.core.management import call_command
 
-from mcp_gateway.tools.calls import visible_tools
+from mcp_gateway.tools.call.calls import visible_tools
 from oauth.models import Connection
 from tenants.callers import caller_for
 from tests.oauth.live import PASSWORD, MemoryStorage, Person, expire_on_the_client, oauth_client, provider

@@ -22,14 +22,14 @@ from apps_runtime.dispatch import may_use_route
 from apps_runtime.json_schemas import SchemaValidator, compile_schema
 from apps_runtime.models import Tool
 from core.caches import BoundedCache
-from mcp_gateway.tools.builtins import BUILTINS, RUN_CODE, SEARCH_TOOLS
-from mcp_gateway.tools.output_budget import OutputBudget, output_budget
+from mcp_gateway.tools.catalog.builtins import BUILTINS, RUN_CODE, SEARCH_TOOLS
+from mcp_gateway.tools.catalog.output_budget import OutputBudget, output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
 from tenants.rate_limit_rule import RateLimit
 
 if TYPE_CHECKING:
-    from mcp_gateway.tools.search_index import SearchIndex
+    from mcp_gateway.tools.search.search_index import SearchIndex
 
 T = TypeVar("T")
 E = TypeVar("E")  # a catalog entry: anything with visible_to(caller)
@@ -139,7 +139,7 @@ class TenantCatalog:
         state) is searched at once in every process, and a deploy itself pays nothing for it.
         """
         # Imported here: numpy, bm25s and WordLlama (~30 MiB) load in a process only once it searches.
-        from mcp_gateway.tools.search_index import SearchIndex
+        from mcp_gateway.tools.search.search_index import SearchIndex
 
         # Neither search_tools nor run_code is a tool a search should lead to (both are listed).
         return self.derived(

@@ -28,14 +28,14 @@ from apps_runtime.manifest.schema import PROMPT_ROLES
 from core.caches import BoundedCache
 from mcp_gateway.exceptions import InvalidPromptArguments, PromptUnavailable, RouteFailed
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.asks import Asked, HandlerAsked
-from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import caller_view, catalog_for
-from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
-from mcp_gateway.tools.links import app_route_url
-from mcp_gateway.tools.resources import ReadRequest, ResourceEntry, resource_catalog, run_read_route
-from mcp_gateway.tools.rich_content import ContentLimits, ContentOrigin, ContentRefused, map_content
+from mcp_gateway.tools.catalog.catalog import caller_view, catalog_for
+from mcp_gateway.tools.catalog.cursors import LIST_TTL_MS, page_of
+from mcp_gateway.tools.pipeline.asks import Asked, HandlerAsked
+from mcp_gateway.tools.pipeline.audit import audited_call
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.links import app_route_url
+from mcp_gateway.tools.pipeline.rich_content import ContentLimits, ContentOrigin, ContentRefused, map_content
+from mcp_gateway.tools.resources.resources import ReadRequest, ResourceEntry, resource_catalog, run_read_route
 from tenants.callers import Caller
 from tenants.models import Tenant
 

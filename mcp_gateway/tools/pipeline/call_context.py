@@ -16,9 +16,9 @@ from mcp.types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.call_events import CallEvents
 from core import tracing
-from mcp_gateway.tools.asks import kinds_declared
-from mcp_gateway.tools.client_features import shows_ui
-from mcp_gateway.tools.tracing import traceparent_of
+from mcp_gateway.tools.pipeline.asks import kinds_declared
+from mcp_gateway.tools.pipeline.client_features import shows_ui
+from mcp_gateway.tools.pipeline.tracing import traceparent_of
 from tenants.callers import Caller
 from tenants.models import Tenant
 

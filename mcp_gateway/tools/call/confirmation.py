@@ -20,9 +20,9 @@ from typing import Any
 import mcp.types as types
 
 from apps_runtime.routes import CONFIRM_SETTING
-from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.catalog import CatalogEntry
-from mcp_gateway.tools.results import error_result
+from mcp_gateway.tools.catalog.catalog import CatalogEntry
+from mcp_gateway.tools.pipeline.asks import Asked
+from mcp_gateway.tools.pipeline.results import error_result
 from tenants.models import Tenant
 
 SETTING = CONFIRM_SETTING  # the front-end path refuses these tools' routes while it is on

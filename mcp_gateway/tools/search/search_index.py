@@ -29,10 +29,10 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
-from mcp_gateway.tools import embeddings
+from mcp_gateway.tools.search import embeddings
 
 if TYPE_CHECKING:  # the catalog builds this index; entries are only read here
-    from mcp_gateway.tools.catalog import CatalogEntry
+    from mcp_gateway.tools.catalog.catalog import CatalogEntry
 
 # Bounds on what one tool contributes, whatever its manifest holds: the index's size and build time.
 FIELD_MAX_CHARS = 600

@@ -10,7 +10,7 @@ from apps_runtime.dispatch import load_app
 from apps_runtime.exceptions import AppNotFound
 from apps_runtime.models import App
 from apps_runtime.records import RecordsScope
-from mcp_gateway.tools.output_budget import output_budget
+from mcp_gateway.tools.catalog.output_budget import output_budget
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcp_gateway.tools.token_estimate import bytes_for_tokens, json_bytes, tokens_for_bytes
+from mcp_gateway.tools.catalog.token_estimate import bytes_for_tokens, json_bytes, tokens_for_bytes
 from tenants.models import Tenant
 
 BUDGET_SETTING = "maxOutputTokens"

@@ -15,15 +15,9 @@ from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import InsufficientScope, ToolUnavailable
 from mcp_gateway.limits.rate_limits import at_rate_limit, enforce_rate_limit
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools import approvals
-from mcp_gateway.tools.arguments import argument_problems
-from mcp_gateway.tools.asks import Asked, AskRefused, checked_questions
-from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.builtins import BUILTINS, RUN_CODE
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, listed_tools, needed_scope, visible_tools
-from mcp_gateway.tools.code_mode import run_code
-from mcp_gateway.tools.confirmation import (
+from mcp_gateway.tools.call import approvals
+from mcp_gateway.tools.call.code_mode import run_code
+from mcp_gateway.tools.call.confirmation import (
     Confirmation,
     Verdict,
     confirmation_asked,
@@ -31,12 +25,29 @@ from mcp_gateway.tools.confirmation import (
     needs_confirmation,
     refusal,
 )
-from mcp_gateway.tools.cursors import page_of
-from mcp_gateway.tools.links import app_route_url
-from mcp_gateway.tools.modes import refuse_synchronous_call
-from mcp_gateway.tools.resources import resource_catalog
-from mcp_gateway.tools.results import error_result, invalid_arguments_result, json_result, route_result
-from mcp_gateway.tools.rich_content import ContentOrigin
+from mcp_gateway.tools.call.modes import refuse_synchronous_call
+from mcp_gateway.tools.catalog.builtins import BUILTINS, RUN_CODE
+from mcp_gateway.tools.catalog.catalog import (
+    CatalogEntry,
+    catalog_for,
+    listed_tools,
+    needed_scope,
+    visible_tools,
+)
+from mcp_gateway.tools.catalog.cursors import page_of
+from mcp_gateway.tools.pipeline.arguments import argument_problems
+from mcp_gateway.tools.pipeline.asks import Asked, AskRefused, checked_questions
+from mcp_gateway.tools.pipeline.audit import audited_call
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.links import app_route_url
+from mcp_gateway.tools.pipeline.results import (
+    error_result,
+    invalid_arguments_result,
+    json_result,
+    route_result,
+)
+from mcp_gateway.tools.pipeline.rich_content import ContentOrigin
+from mcp_gateway.tools.resources.resources import resource_catalog
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -19,10 +19,15 @@ from apps_runtime.exceptions import RuntimeDomainError
 from apps_runtime.records import RecordsScope, record_ids
 from mcp_gateway.exceptions import ResourceNotFound, RouteRefused, Unavailable
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.prompts import resolve_prompt
-from mcp_gateway.tools.resources import ReadRequest, ResourceEntry, run_read_route, visible_resources
+from mcp_gateway.tools.pipeline.audit import audited_call
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.prompts.prompts import resolve_prompt
+from mcp_gateway.tools.resources.resources import (
+    ReadRequest,
+    ResourceEntry,
+    run_read_route,
+    visible_resources,
+)
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
-from mcp_gateway.tools.builtins import SEARCH_LIMIT_DEFAULT
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for, visible_tools
+from mcp_gateway.tools.catalog.builtins import SEARCH_LIMIT_DEFAULT
+from mcp_gateway.tools.catalog.catalog import CatalogEntry, catalog_for, visible_tools
 from tenants.callers import Caller
 from tenants.models import Tenant
 

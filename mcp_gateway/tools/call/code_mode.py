@@ -34,15 +34,15 @@ from apps_runtime.sandbox import BrokerError, HandlerFailed, Invocation, Sandbox
 from core.error_ids import error_id_note
 from mcp_gateway.audit_log import AuditRecord, Outcome
 from mcp_gateway.exceptions import InternalError, Unavailable
-from mcp_gateway.tools.asks import Asked
-from mcp_gateway.tools.builtins import RUN_CODE, SEARCH_TOOLS
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for
-from mcp_gateway.tools.confirmation import Confirmation
-from mcp_gateway.tools.results import error_result, json_result
-from mcp_gateway.tools.token_estimate import compact_json
+from mcp_gateway.tools.call.confirmation import Confirmation
+from mcp_gateway.tools.catalog.builtins import RUN_CODE, SEARCH_TOOLS
+from mcp_gateway.tools.catalog.catalog import CatalogEntry, catalog_for
+from mcp_gateway.tools.catalog.token_estimate import compact_json
+from mcp_gateway.tools.pipeline.asks import Asked
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import error_result, json_result
 
-logger = logging.getLogger("mcp_gateway.tools.code_mode")
+logger = logging.getLogger("mcp_gateway.tools.call.code_mode")
 
 # The pipeline, as the caller: (context, tool name, arguments, confirmation) -> its outcome.
 InnerCall = Callable[[CallContext, str, dict, Confirmation | None], types.CallToolResult | Asked]

@@ -10,10 +10,11 @@ import mcp.types as types
 from apps_runtime.dispatch import RouteResult
 from apps_runtime.json_schemas import SchemaValidator
 from core.error_ids import error_id_note
-from mcp_gateway.tools.arguments import argument_problems
-from mcp_gateway.tools.links import NoLinkOrigin
-from mcp_gateway.tools.output_budget import OutputBudget, OverBudget, cut_to_budget, truncation_note
-from mcp_gateway.tools.rich_content import (
+from mcp_gateway.tools.catalog.output_budget import OutputBudget, OverBudget, cut_to_budget, truncation_note
+from mcp_gateway.tools.catalog.token_estimate import compact_json, json_bytes, tokens_for_bytes
+from mcp_gateway.tools.pipeline.arguments import argument_problems
+from mcp_gateway.tools.pipeline.links import NoLinkOrigin
+from mcp_gateway.tools.pipeline.rich_content import (
     CONTENT,
     STRUCTURED,
     ContentLimits,
@@ -22,7 +23,6 @@ from mcp_gateway.tools.rich_content import (
     is_explicit_content,
     map_content,
 )
-from mcp_gateway.tools.token_estimate import compact_json, json_bytes, tokens_for_bytes
 
 
 def _text(text: str) -> list[types.TextContent]:

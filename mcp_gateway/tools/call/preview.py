@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from mcp.types.methods import serialize_server_result
 from mcp.types.version import LATEST_HANDSHAKE_VERSION
 
-from mcp_gateway.tools import calls as tool_calls
-from mcp_gateway.tools import prompts, resources, token_estimate
-from mcp_gateway.tools.builtins import SEARCH_LIMIT_DEFAULT
+from mcp_gateway.tools.call import calls as tool_calls
+from mcp_gateway.tools.catalog import token_estimate
+from mcp_gateway.tools.catalog.builtins import SEARCH_LIMIT_DEFAULT
+from mcp_gateway.tools.prompts import prompts
+from mcp_gateway.tools.resources import resources
 from tenants.actions import clean_roles
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant

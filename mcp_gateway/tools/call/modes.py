@@ -12,7 +12,7 @@ server decides (``protocol/tasks.py``), and a required tool without the extensio
 from __future__ import annotations
 
 from mcp_gateway.exceptions import TaskModeRefused
-from mcp_gateway.tools.catalog import CatalogEntry
+from mcp_gateway.tools.catalog.catalog import CatalogEntry
 
 OPTIONAL = "optional"
 REQUIRED = "required"

@@ -199,7 +199,7 @@ _RUN_CODE_OUTPUT = {
     "required": ["result", "output", "calls"],
 }
 
-_RECORDS = "mcp_gateway.tools.builtin_records."
+_RECORDS = "mcp_gateway.tools.catalog.builtin_records."
 
 
 def _registry(*builtins: Builtin) -> dict[str, Builtin]:
@@ -279,7 +279,7 @@ BUILTINS: dict[str, Builtin] = _registry(
         "its name.",
         lambda: _SEARCH_INPUT,
         READS,
-        "mcp_gateway.tools.tool_search.search_tools",
+        "mcp_gateway.tools.search.tool_search.search_tools",
         _SEARCH_OUTPUT,
         per_client=True,
     ),
@@ -290,7 +290,7 @@ BUILTINS: dict[str, Builtin] = _registry(
         lambda: _RUN_CODE_INPUT,
         _annotations(read_only=False, idempotent=False),
         # Run by tools.calls with the call's context (code_mode.run_code), never as a plain handler.
-        "mcp_gateway.tools.code_mode.not_a_plain_builtin",
+        "mcp_gateway.tools.call.code_mode.not_a_plain_builtin",
         _RUN_CODE_OUTPUT,
     ),
 )

@@ -29,10 +29,10 @@ from apps_runtime.auth_expr import parse_auth
 from core.errors import DomainError
 from mcp_gateway.audit_log import arguments_hash
 from mcp_gateway.models import Approval
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import CatalogEntry, catalog_for
-from mcp_gateway.tools.confirmation import confirmation_message
-from mcp_gateway.tools.results import error_result
+from mcp_gateway.tools.call.confirmation import confirmation_message
+from mcp_gateway.tools.catalog.catalog import CatalogEntry, catalog_for
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant
 

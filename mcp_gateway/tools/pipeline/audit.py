@@ -16,9 +16,9 @@ from core.error_ids import new_error_id
 from core.metrics import REFUSED_TOOL, record_tool_call
 from mcp_gateway.audit_log import AuditRecord, Outcome, record_call
 from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
-from mcp_gateway.tools.call_context import CallContext
+from mcp_gateway.tools.pipeline.call_context import CallContext
 
-logger = logging.getLogger("mcp_gateway.tools.audit")
+logger = logging.getLogger("mcp_gateway.tools.pipeline.audit")
 
 
 @contextmanager

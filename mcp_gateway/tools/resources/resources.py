@@ -43,12 +43,12 @@ from core.error_ids import error_id_note
 from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import ResourceNotFound, RouteFailed, RouteRefused
 from mcp_gateway.models import ToolCallAudit
-from mcp_gateway.tools.asks import AskRefused, HandlerAsked, checked_questions
-from mcp_gateway.tools.audit import audited_call
-from mcp_gateway.tools.call_context import CallContext
-from mcp_gateway.tools.catalog import caller_view, catalog_for
-from mcp_gateway.tools.cursors import LIST_TTL_MS, page_of
-from mcp_gateway.tools.results import handler_message
+from mcp_gateway.tools.catalog.catalog import caller_view, catalog_for
+from mcp_gateway.tools.catalog.cursors import LIST_TTL_MS, page_of
+from mcp_gateway.tools.pipeline.asks import AskRefused, HandlerAsked, checked_questions
+from mcp_gateway.tools.pipeline.audit import audited_call
+from mcp_gateway.tools.pipeline.call_context import CallContext
+from mcp_gateway.tools.pipeline.results import handler_message
 from tenants.callers import Caller
 from tenants.models import Tenant
 

@@ -28,7 +28,7 @@ import mcp.types as types
 from django.conf import settings
 
 from apps_runtime.handler_contract import AUDIO_MIME_TYPES, IMAGE_MIME_TYPES
-from mcp_gateway.tools.token_estimate import json_bytes
+from mcp_gateway.tools.catalog.token_estimate import json_bytes
 
 CONTENT = "content"
 STRUCTURED = "structuredContent"

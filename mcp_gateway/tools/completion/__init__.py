@@ -1,0 +1,1 @@
+"""completion/complete for prompt arguments and resource-template variables."""

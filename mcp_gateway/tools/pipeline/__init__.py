@@ -1,0 +1,1 @@
+"""The stages every call passes: context, arguments, questions, audit, result mapping."""

@@ -1,0 +1,1 @@
+"""prompts/list and prompts/get for one caller."""

@@ -1,0 +1,1 @@
+"""resources/list and resources/read for one caller."""

@@ -1,0 +1,1 @@
+"""The built-in search_tools: ranking a caller's tools by what the user asks for."""
