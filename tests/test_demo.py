@@ -79,7 +79,7 @@ def test_the_helpdesk_reads_the_demo_status_page_through_an_outbound_request(
     import json
     import threading
 
-    from apps_runtime.dispatch import load_app, run_route
+    from apps_runtime.dispatch import RouteCall, load_app, run_route
     from apps_runtime.manifest import bundle_from_mapping
     from tenants.callers import caller_for
 
@@ -99,7 +99,7 @@ def test_the_helpdesk_reads_the_demo_status_page_through_an_outbound_request(
         member = make_member(tenant, "member").user
         loaded = load_app(tenant, "helpdesk")
         route = loaded.compiled.routes.match("GET", "/status")[0]
-        result = run_route(loaded, route, caller_for(tenant, member))
+        result = run_route(RouteCall(loaded, route, caller_for(tenant, member)))
     finally:
         server.shutdown()
         server.server_close()

@@ -42,6 +42,7 @@ def test_settings_are_edited_in_the_tenant_form(admin_client, make_tenant):
     assert tenant.get_settings() == {
         "agentRunsPerDay": 100,
         "agentTokensPerDay": 1000000,
+        "codeMode": False,  # an unticked box
         "confirmDestructiveTools": False,  # an unticked box
         "customAppsMcpTools": False,
         "maxOutputTokens": 5000,
@@ -249,6 +250,7 @@ def test_a_tenant_made_and_renamed_in_the_admin_is_audited(admin_client):
             "setting_mcpServer": "on",
             "setting_customAppsMcpTools": "on",
             "setting_confirmDestructiveTools": "on",
+            "setting_codeMode": "on",
         }
     )
     assert admin_client.post("/admin/tenants/tenant/add/", add).status_code == 302

@@ -125,7 +125,7 @@ def test_issue_token_refuses_bad_input(make_tenant, make_member, args, culprit):
 def test_tenant_setting_lists_reads_and_sets(make_tenant):
     tenant = make_tenant("acme")
     assert run("tenant_setting", "acme") == (
-        "agentRunsPerDay 100\nagentTokensPerDay 1000000\n"
+        "agentRunsPerDay 100\nagentTokensPerDay 1000000\ncodeMode true\n"
         "confirmDestructiveTools true\ncustomAppsMcpTools true\nmaxOutputTokens 20000\nmcpServer true\n"
         "toolDiscovery list\ntoolRateLimit null\n"
     )
