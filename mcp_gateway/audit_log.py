@@ -7,7 +7,7 @@ after it returns, so a crash can lose only rows of calls nobody got an answer fo
 A call fills in an ``AuditRecord`` as it goes (``ran``, ``refused``, ``ended``...): typed, so a
 misspelt outcome or field fails where it is written, not silently in the row. Rows of concurrent
 calls are committed together (group commit, ``GroupCommit``): a call whose row finds no commit in
-progress writes it, with every row queued meanwhile, in one ``bulk_create`` (one multi-row INSERT)
+progress writes it, with every row queued meanwhile, in one multi-row INSERT
 and one transaction; a call whose row finds one in progress waits (at most ``max_pending`` rows
 queue; past that a call waits for room) and is woken when its row is committed, or to lead the next
 batch. No extra thread: a call alone commits its own row at once. Measured on SQLite (issue 28): a
@@ -133,7 +133,7 @@ def record_call(
     with tracing.span("audit.write", {"lcp.audit.outcome": outcome}):
         if connection.in_atomic_block or not connection.get_autocommit():
             _insert(connection, [row])  # in the caller's transaction: commits or rolls back with it
-        else:  # autocommit: each ``bulk_create`` of ``group_commit`` is committed when it returns
+        else:  # autocommit: each INSERT of ``group_commit`` is committed when it returns
             group_commit.write(connection, row)
 
 
@@ -235,14 +235,42 @@ def _commit(connection: BaseDatabaseWrapper, batch: list[_Queued]) -> None:
             queued.error = err
 
 
-def _insert(connection: BaseDatabaseWrapper, rows: list[ToolCallAudit]) -> None:
-    """One multi-row INSERT of ``rows`` (``bulk_create``: all or none).
+class _RowInsert:
+    """The audit table's multi-row INSERT, its SQL made once per (database, batch size) from the
+    model's own fields, so a column added to ``ToolCallAudit`` is written without a change here.
 
-    Its cost, measured on SQLite (issue 42, one row at a time on a loaded host): about 200 us of
-    CPU a row, against 120 us for the model manager's ``_insert`` and 80 us for the hand-built
-    INSERT this replaced; ``bulk_create`` adds an atomic block and reads back the new ids.
+    Not ``bulk_create``: it compiles the statement anew each time, wraps it in an atomic block and
+    reads the ids back, none of which a row nobody reads back needs. Measured on SQLite, one row at a
+    time in process (bench/bench_audit_insert.py): this costs about half of ``bulk_create``'s CPU a
+    row. One statement is all its rows or none, in autocommit as in a caller's transaction.
     """
-    ToolCallAudit.all_tenants.using(connection.alias).bulk_create(rows)
+
+    def __init__(self) -> None:
+        self._fields = [field for field in ToolCallAudit._meta.concrete_fields if not field.primary_key]
+        self._sql: dict[tuple[str, int], str] = {}
+
+    def __call__(self, connection: BaseDatabaseWrapper, rows: list[ToolCallAudit]) -> None:
+        params = [
+            field.get_db_prep_save(field.pre_save(row, add=True), connection)
+            for row in rows
+            for field in self._fields
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(self._statement(connection, len(rows)), params)
+
+    def _statement(self, connection: BaseDatabaseWrapper, count: int) -> str:
+        key = (connection.alias, count)
+        if key not in self._sql:
+            quote = connection.ops.quote_name
+            columns = ", ".join(quote(field.column) for field in self._fields)
+            rows = [["%s"] * len(self._fields)] * count
+            # django-stubs types the rows as strings; Django joins each row's placeholders itself.
+            values = connection.ops.bulk_insert_sql(self._fields, rows)  # type: ignore[arg-type]
+            self._sql[key] = f"INSERT INTO {quote(ToolCallAudit._meta.db_table)} ({columns}) {values}"
+        return self._sql[key]
+
+
+_insert = _RowInsert()
 
 
 group_commit = GroupCommit()
