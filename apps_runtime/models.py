@@ -273,23 +273,37 @@ class TenantSecret(TenantOwned):
 
 
 class OutboundConnection(TenantOwned):
-    """One member's own account at an operator's OAuth provider: the tokens their calls carry."""
+    """An account at an operator's OAuth provider: one member's own (``user``), whose calls carry it, or
+    the tenant's service account (``user`` None), which only service principals' calls (jobs, agents
+    running as ``service``) carry, connected by a tenant admin (``connected_by``)."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     provider = models.CharField(max_length=64)
     access_sealed = models.TextField()
     refresh_sealed = models.TextField(blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     scopes = models.JSONField(default=list, blank=True)
+    connected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    connected_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "user", "provider"], name="outboundconnection_unique")
+            models.UniqueConstraint(fields=["tenant", "user", "provider"], name="outboundconnection_unique"),
+            # NULLs are distinct in a unique index: the one service account per provider needs its own.
+            models.UniqueConstraint(
+                fields=["tenant", "provider"],
+                condition=models.Q(user__isnull=True),
+                name="outboundconnection_unique_service",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.user_id}@{self.provider}"
+        return f"{self.user_id or 'service'}@{self.provider}"
 
 
 class OutboundRequest(TenantOwned):
@@ -307,6 +321,11 @@ class OutboundRequest(TenantOwned):
     status = models.PositiveSmallIntegerField(null=True)
     outcome = models.CharField(max_length=20)  # ok, refused, failed
     refusal = models.CharField(max_length=300, blank=True)
+    connection = models.CharField(max_length=64, blank=True, help_text="The app connection it carried.")
+    # Whose account the connection's token was: the caller's own, or the tenant's service account.
+    account = models.CharField(
+        max_length=10, blank=True, choices=[("member", "member"), ("service", "service")]
+    )
     bytes_sent = models.PositiveIntegerField(default=0)
     bytes_received = models.PositiveIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(default=0)

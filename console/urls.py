@@ -47,6 +47,11 @@ urlpatterns = [
     path("<str:slug>/accounts/", accounts.accounts, name="accounts"),
     path("<str:slug>/accounts/callback", accounts.callback, name="accounts-callback"),
     path("<str:slug>/accounts/<str:provider>/connect", accounts.connect, name="connect-account"),
+    path(
+        "<str:slug>/accounts/<str:provider>/connect-service",
+        accounts.connect_service,
+        name="connect-service-account",
+    ),
     path("<str:slug>/accounts/<int:connection_id>/revoke", accounts.revoke, name="revoke-account"),
     path("<str:slug>/secrets/", secrets.secrets_page, name="secrets"),
     path("<str:slug>/secrets/set", secrets.set_secret, name="set-secret"),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from rest_framework import serializers
 
 from apps_runtime.models import App, AppVersion, HandlerError, JobRun, OutboundRequest, Tool
@@ -142,6 +144,48 @@ class SecretSerializer(serializers.Serializer):
     )
 
 
+class ServiceAccountSerializer(serializers.Serializer):
+    """A provider's service account as admins see it: who connected it and when; never a token."""
+
+    provider = serializers.CharField()
+    apps = serializers.ListField(
+        child=serializers.CharField(), help_text="apps whose active version declares a connection to it"
+    )
+    configured = serializers.BooleanField(help_text="the operator lists the provider")
+    connected = serializers.SerializerMethodField()
+    connected_by = serializers.SerializerMethodField()
+    connected_at = serializers.SerializerMethodField()
+    updated_at = serializers.SerializerMethodField()
+    expires_at = serializers.SerializerMethodField()
+    scopes = serializers.SerializerMethodField()
+
+    def get_connected(self, entry: dict) -> bool:
+        return entry["account"] is not None
+
+    def get_connected_by(self, entry: dict) -> str | None:
+        account = entry["account"]
+        return account.connected_by.get_username() if account and account.connected_by else None
+
+    def get_connected_at(self, entry: dict) -> datetime | None:
+        return entry["account"].connected_at if entry["account"] else None
+
+    def get_updated_at(self, entry: dict) -> datetime | None:
+        return entry["account"].updated_at if entry["account"] else None
+
+    def get_expires_at(self, entry: dict) -> datetime | None:
+        return entry["account"].expires_at if entry["account"] else None
+
+    def get_scopes(self, entry: dict) -> list[str]:
+        return list(entry["account"].scopes) if entry["account"] else []
+
+
+class ServiceAccountStartSerializer(serializers.Serializer):
+    authorize_url = serializers.CharField(
+        help_text="open it in a browser signed in to the console as yourself, and sign in at the provider"
+    )
+    expires_in = serializers.IntegerField(help_text="seconds left to finish")
+
+
 class OutboundRequestSerializer(serializers.ModelSerializer):
     app = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
@@ -161,6 +205,8 @@ class OutboundRequestSerializer(serializers.ModelSerializer):
             "status",
             "outcome",
             "refusal",
+            "connection",
+            "account",
             "bytes_sent",
             "bytes_received",
             "duration_ms",

@@ -16,5 +16,18 @@ urlpatterns = [
     path("tenants/<str:slug>/runs/<str:run_id>", views.JobRunDetailView.as_view(), name="job-run"),
     path("tenants/<str:slug>/secrets", views.SecretListView.as_view(), name="tenant-secrets"),
     path("tenants/<str:slug>/secrets/<str:name>", views.SecretView.as_view(), name="tenant-secret"),
+    path(
+        "tenants/<str:slug>/service-accounts", views.ServiceAccountListView.as_view(), name="service-accounts"
+    ),
+    path(
+        "tenants/<str:slug>/service-accounts/<str:provider>",
+        views.ServiceAccountView.as_view(),
+        name="service-account",
+    ),
+    path(
+        "tenants/<str:slug>/service-accounts/<str:provider>/connect",
+        views.ServiceAccountConnectView.as_view(),
+        name="service-account-connect",
+    ),
     path("tenants/<str:slug>/audit/outbound", views.OutboundAuditView.as_view(), name="outbound-audit"),
 ]

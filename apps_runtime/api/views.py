@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import Prefetch
 from django.http import JsonResponse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -25,10 +26,12 @@ from apps_runtime.api.serializers import (
     OutboundRequestSerializer,
     SecretSerializer,
     SecretValueSerializer,
+    ServiceAccountSerializer,
+    ServiceAccountStartSerializer,
     ValidationSerializer,
 )
 from apps_runtime.deploy import DeployResult, deploy_bundle, rollback_app, validate_bundle
-from apps_runtime.egress import secrets
+from apps_runtime.egress import connections, secrets
 from apps_runtime.manifest import (
     Bundle,
     BundleTooLarge,
@@ -294,6 +297,42 @@ class SecretView(TenantAPIView):
     def delete(self, request: Request, slug: str, name: str) -> Response:
         if not secrets.delete_secret(self.tenant, name):
             raise NotFound("no such secret")
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ServiceAccountListView(TenantAPIView):
+    @extend_schema(
+        responses=ServiceAccountSerializer(many=True),
+        description="The tenant's service accounts, one per provider its apps declare: who connected each "
+        "and when; never a token. Only jobs and agents running as service carry them.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(ServiceAccountSerializer(connections.service_accounts(self.tenant), many=True).data)
+
+
+class ServiceAccountConnectView(TenantAPIView):
+    @extend_schema(
+        request=None,
+        responses={201: ServiceAccountStartSerializer},
+        description="Begin connecting the provider's service account (authorization code + PKCE): open "
+        "authorize_url in a browser signed in to the console as yourself; the provider's answer comes back "
+        "to the console's Connected accounts page, which keeps the tokens sealed.",
+    )
+    def post(self, request: Request, slug: str, provider: str) -> Response:
+        prov = connections.provider(provider)
+        if prov is None or provider not in connections.declared_providers(self.tenant):
+            raise NotFound("no app of this tenant declares a connection to that configured provider")
+        callback = request.build_absolute_uri(reverse("console:accounts-callback", kwargs={"slug": slug}))
+        url = connections.begin_service(self.tenant, prov, request.user.pk, callback)
+        body = {"authorize_url": url, "expires_in": connections.SERVICE_STATE_TTL_S}
+        return Response(ServiceAccountStartSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class ServiceAccountView(TenantAPIView):
+    @extend_schema(request=None, responses={204: None}, description="Revoke the provider's service account.")
+    def delete(self, request: Request, slug: str, provider: str) -> Response:
+        if not connections.revoke_service(self.tenant, provider):
+            raise NotFound("no service account at that provider")
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -152,7 +152,7 @@ def _prepare(
         raise Refused(f"the request body is over {settings.EGRESS_MAX_REQUEST_BYTES} bytes")
     name = args.get("connection")
     if name is not None:
-        token = _connection_token(call, name)
+        token = _connection_token(call, name, row)
         values[f"connection:{name}"] = token
         headers["authorization"] = f"Bearer {token}"
     return _Outgoing(method, url, shown.path[:500], headers, body, content_type), values
@@ -228,7 +228,7 @@ def _body(args: dict, values: dict[str, str]) -> tuple[bytes | None, str | None]
     raise Refused("data must be a string or an object (form fields)")
 
 
-def _connection_token(call: EgressCall, name: Any) -> str:
+def _connection_token(call: EgressCall, name: Any, row: OutboundRequest) -> str:
     spec = call.connections.get(name) if isinstance(name, str) else None
     if spec is None:
         raise Refused(f'connection {str(name)[:40]!r} is not declared: add it to "connections" in app.json')
@@ -237,13 +237,16 @@ def _connection_token(call: EgressCall, name: Any) -> str:
         raise Refused(
             f"provider {spec.get('provider')!r} of connection {name!r} is not configured on this platform"
         )
-    if call.caller.user_id is None:
+    account, token = connections.token_for(call.caller, prov)
+    row.connection, row.account = name[:64], account
+    if account == "service" and token is None:
         raise Refused(
-            f"connection {name!r} carries a member's own account, and this call runs as "
-            f"{'a service principal' if call.caller.is_service else 'nobody signed in'}"
+            f"connection {name!r} runs as a service principal here ({call.caller.username}), and no tenant "
+            f"admin has connected a {prov.name} service account: {connections.accounts_url(call.tenant_slug)}"
         )
-    token = connections.token_for(call.tenant_id, call.caller.user_id, prov)
     if token is None:
+        if not account:
+            raise Refused(f"connection {name!r} carries a member's own account, and nobody is signed in")
         raise Refused(
             f"connect your {prov.name} account first: {connections.accounts_url(call.tenant_slug)} "
             f"(then call again)"
@@ -297,6 +300,8 @@ def _exchange(
 
 
 def _next_row(previous: OutboundRequest, method: str, url: httpx2.URL, path: str) -> OutboundRequest:
+    # A connection's token follows a redirect only to the same origin (``_redirected``): so does its mention.
+    same_origin = (previous.scheme, previous.host, previous.port) == (url.scheme, url.host, _port(url))
     return OutboundRequest(
         tenant_id=previous.tenant_id,
         app_id=previous.app_id,
@@ -308,6 +313,8 @@ def _next_row(previous: OutboundRequest, method: str, url: httpx2.URL, path: str
         host=url.host,
         port=_port(url),
         path=path[:500],
+        connection=previous.connection if same_origin else "",
+        account=previous.account if same_origin else "",
     )
 
 
