@@ -66,6 +66,9 @@ class RouteResult:
     logs: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     asks: Any = None  # the handler asked its caller (``request.ask``): unchecked, from the sandbox
+    # The provider of a connection the caller has not connected, when an outbound request needed it
+    # (the host side knows it, not the sandbox): the MCP gateway may ask them to connect.
+    missing_connection: str = ""
 
     @property
     def failed(self) -> bool:
@@ -243,11 +246,9 @@ def run_route(call: RouteCall) -> RouteResult:
     try:
         with handler_span(loaded, route) as span:
             request["traceparent"] = tracing.current_traceparent() or traceparent  # the handler's span
+            egress = _egress_call(loaded, route, caller, invocation, request["traceparent"])
             broker = make_broker(  # in the span: its records and outbound requests are children of it
-                scope,
-                enqueued=enqueued,
-                events=events,
-                egress=_egress_call(loaded, route, caller, invocation, request["traceparent"]),
+                scope, enqueued=enqueued, events=events, egress=egress
             )
             try:
                 outcome = get_sandbox().run(invocation, broker)
@@ -264,7 +265,13 @@ def run_route(call: RouteCall) -> RouteResult:
         send_on_commit(enqueued)
     if outcome.asks is not None and can_ask is None:
         return RouteResult(status=400, body={"error": ASKS_OUTSIDE_MCP}, logs=outcome.logs)
-    return RouteResult(status=outcome.status, body=outcome.body, logs=outcome.logs, asks=outcome.asks)
+    return RouteResult(
+        status=outcome.status,
+        body=outcome.body,
+        logs=outcome.logs,
+        asks=outcome.asks,
+        missing_connection=egress.missing_connection,
+    )
 
 
 def _egress_call(

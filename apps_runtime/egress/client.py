@@ -64,6 +64,9 @@ class EgressCall:
     declared_secrets: frozenset[str]
     connections: dict[str, dict]
     trace_id: str = ""
+    # The provider of a connection the caller has not connected yet, once a request needed it: the
+    # MCP gateway may then ask them to connect (a URL-mode elicitation) instead of answering the error.
+    missing_connection: str = ""
     requests: int = 0
     bytes: int = 0
     audit: list[OutboundRequest] = field(default_factory=list)
@@ -247,6 +250,7 @@ def _connection_token(call: EgressCall, name: Any, row: OutboundRequest) -> str:
     if token is None:
         if not account:
             raise Refused(f"connection {name!r} carries a member's own account, and nobody is signed in")
+        call.missing_connection = call.missing_connection or prov.name  # a member's own: asked by URL
         raise Refused(
             f"connect your {prov.name} account first: {connections.accounts_url(call.tenant_slug)} "
             f"(then call again)"

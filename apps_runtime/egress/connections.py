@@ -63,9 +63,10 @@ def provider(name: str) -> Provider | None:
     )
 
 
-def accounts_url(slug: str) -> str:
-    """Where a member connects their accounts (the console's Connected accounts page)."""
-    return f"{settings.PUBLIC_BASE_URL}{reverse('console:accounts', kwargs={'slug': slug})}"
+def accounts_url(slug: str, origin: str | None = None) -> str:
+    """Where a member connects their accounts (the console's Connected accounts page), under
+    ``origin`` (a request's public origin) or else PUBLIC_BASE_URL."""
+    return f"{origin or settings.PUBLIC_BASE_URL}{reverse('console:accounts', kwargs={'slug': slug})}"
 
 
 def _challenge(verifier: str) -> str:
@@ -201,6 +202,14 @@ def _token(tenant_id: int, user_id: int | None, prov: Provider) -> str | None:
         return sealing.open_value(_SALT, row.access_sealed)
     except (sealing.InvalidToken, ConnectionFailed):
         return None
+
+
+def connected(tenant_id: int, user_id: int, provider_name: str) -> bool:
+    """Whether the member has an account connected at the provider (whether its token still works is
+    the next request's to find out)."""
+    return OutboundConnection.all_tenants.filter(
+        tenant_id=tenant_id, user_id=user_id, provider=provider_name
+    ).exists()
 
 
 def revoke(tenant: Tenant, connection_id: int, *, acting_user_id: int, is_admin: bool) -> bool:
