@@ -18,7 +18,16 @@ asked by ``tools.calls.preflight`` before anything runs); the others are a handl
   (``elicitation/create``, ``sampling/createMessage``, ``roots/list``), waited for on the event loop
   (no worker thread held) at most ``MCP_CONFIRM_SECONDS``; the call runs again with the answers.
 
-Either way a call has at most ``MAX_ROUNDS`` rounds of a handler's questions, and a question the
+A URL-mode question (``Asked.out_of_band``: connect an account, decide an approval) is answered
+"accept" when the person agreed to open the page, not when they are done there: the call then waits
+(on the event loop, checking every ``URL_POLL_SECONDS``, at most ``MCP_CONFIRM_SECONDS``) until the
+step is taken, and runs again. In the handshake era the question is ``elicitation/create`` (mode
+"url", an ``elicitationId``) on the call's stream, and ``notifications/elicitation/complete`` tells the
+client once the step is taken; a 2026-07-28 client gets it in an input-required result, and its retry
+is the request that waits. A question declined or cancelled, or a step not taken in time, answers
+what a client without URL mode gets (``OutOfBand.unanswered``: the error result with the link).
+
+Either way a call has at most ``MAX_ROUNDS`` rounds of questions, and a question the
 client did not declare it can answer is never sent: a 2026-07-28 request is refused with -32021
 (``MissingRequiredClientCapability``, naming what is missing), a handshake-era call gets an error
 result saying so. A client that cannot confirm is never asked: the call refuses itself.
@@ -59,9 +68,12 @@ from mcp_gateway.tools.call.confirmation import FIELD, Confirmation, Verdict, ve
 from mcp_gateway.tools.pipeline.asks import (
     MAX_ANSWERS_BYTES,
     MAX_ROUNDS,
+    URL_KEY,
     AnswersRefused,
     Asked,
+    OutOfBand,
     answer_json,
+    asks_by_url,
     checked_answers,
     kinds_declared,
     missing_capabilities,
@@ -79,6 +91,7 @@ _STATE_VERSION = 2  # one format for every round: confirmation and a handler's q
 # The data of the SDK boundary's one refusal (``request_state._reject``): a frozen wire shape.
 _STATE_REFUSED = {"reason": "invalid_request_state"}
 MAX_SESSIONS = 10_000
+URL_POLL_SECONDS = 1.0  # how often a call waiting for a step taken in the browser looks again
 _RESULT_TYPES: dict[str, Any] = {
     "elicitation/create": types.ElicitResult,
     "sampling/createMessage": types.CreateMessageResult,
@@ -142,26 +155,51 @@ async def _modern_round(call: CallContext, params: Params, run: Run, refuse: Cal
     given = checked_answers(params.input_responses)  # AnswersRefused: -32602 (protocol.errors)
     if "nonce" in claims:
         given.pop(FIELD, None)  # the answer to the confirmation, not to a handler's question
+    went = _went_to_url(claims, given)  # None unless this retry answers a URL question
     raw_answers = claims.get("answers")
     carried = raw_answers if isinstance(raw_answers, dict) else {}
     answers = {**given, **{k: v for k, v in carried.items() if isinstance(v, dict)}}
     raw_rounds = claims.get("rounds")
     rounds = raw_rounds if type(raw_rounds) is int else 0
     outcome = await in_thread(run, confirmation, answers)
+    if isinstance(outcome, Asked) and outcome.out_of_band is not None and went is not None:
+        # The person agreed to open the page (or not): wait for the step there, then run again.
+        if not went or not await _step_taken(outcome.out_of_band.done):
+            return outcome.out_of_band.unanswered
+        outcome = await in_thread(run, confirmation, answers)
     if not isinstance(outcome, Asked):
         return outcome
     if outcome.confirms:
         state = _state(call, params, {}, rounds=rounds, confirmed=False, nonce=secrets.token_urlsafe(16))
         return types.InputRequiredResult(input_requests=outcome.requests, request_state=state)
+    accepted = confirmation is not None and confirmation.accepted
+    if outcome.out_of_band is not None:
+        if rounds >= MAX_ROUNDS:
+            return outcome.out_of_band.unanswered
+        _check_size(answers)
+        state = _state(call, params, answers, rounds=rounds + 1, confirmed=accepted, url=True)
+        return types.InputRequiredResult(input_requests=outcome.requests, request_state=state)
     _refuse_missing(outcome, call)
     if rounds >= MAX_ROUNDS:
         return refuse(f"The handler asked more than {MAX_ROUNDS} rounds of questions; nothing more ran.")
     kept = {key: answer for key, answer in answers.items() if key not in outcome.requests}
-    if _size(kept) > MAX_ANSWERS_BYTES:
-        raise AnswersRefused(f"inputResponses: over {MAX_ANSWERS_BYTES:,} bytes in all rounds")
-    accepted = confirmation is not None and confirmation.accepted
+    _check_size(kept)
     state = _state(call, params, kept, rounds=rounds + 1, confirmed=accepted)
     return types.InputRequiredResult(input_requests=outcome.requests, request_state=state)
+
+
+def _check_size(answers: dict[str, dict]) -> None:
+    if _size(answers) > MAX_ANSWERS_BYTES:
+        raise AnswersRefused(f"inputResponses: over {MAX_ANSWERS_BYTES:,} bytes in all rounds")
+
+
+def _went_to_url(claims: dict, given: dict[str, dict]) -> bool | None:
+    """Whether the person agreed to open the page of the URL question this retry answers (its answer
+    taken out of ``given``: it is not a handler's); None when the round asked no URL question."""
+    if claims.get("url") is not True:
+        return None
+    answer = given.pop(URL_KEY, None)
+    return isinstance(answer, dict) and answer.get("action") == "accept"
 
 
 def _carried_confirmation(claims: dict, params: Params) -> Confirmation | None:
@@ -193,8 +231,10 @@ def _state(
     rounds: int,
     confirmed: bool,
     nonce: str | None = None,
+    url: bool = False,
 ) -> str:
-    """The ``requestState`` of a round, bound to this call; the SDK's boundary seals it."""
+    """The ``requestState`` of a round, bound to this call; the SDK's boundary seals it. ``url``: the
+    round asks a URL question, whose answer the retry carries under ``URL_KEY``."""
     claims: dict[str, Any] = {
         "v": _STATE_VERSION,
         "rounds": rounds,
@@ -203,6 +243,8 @@ def _state(
     }
     if nonce is not None:
         claims["nonce"] = nonce
+    if url:
+        claims["url"] = True
     return json.dumps({**claims, **_binding(call, params)}, separators=(",", ":"))
 
 
@@ -252,6 +294,11 @@ async def _on_stream(ctx: ServerRequestContext, call: CallContext, run: Run) -> 
                 return error_result("The tool's confirmation changed while it was asked; nothing ran.")
             confirmation = await _confirm_on_stream(ctx, outcome)
             continue
+        if outcome.out_of_band is not None:
+            if rounds >= MAX_ROUNDS or not await _url_step_on_stream(ctx, outcome, outcome.out_of_band):
+                return outcome.out_of_band.unanswered
+            rounds += 1
+            continue
         refused = await _put_on_stream(ctx, call, outcome, answers)
         if refused is not None:
             return error_result(refused)
@@ -279,6 +326,34 @@ async def _put_on_stream(
     if _size(answers) > MAX_ANSWERS_BYTES:
         return f"The client's answers are over {MAX_ANSWERS_BYTES:,} bytes in all."
     return None
+
+
+async def _url_step_on_stream(ctx: ServerRequestContext, asked: Asked, step: OutOfBand) -> bool:
+    """Put the URL question on this call's stream and wait for the step at the page; True once it is
+    taken (the client told with ``notifications/elicitation/complete``), False if the person would
+    not go or did not finish in time."""
+    request = asked.requests[URL_KEY]
+    answer = await _send_on_stream(ctx, request)
+    if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
+        return False
+    if not await _step_taken(step.done):
+        return False
+    elicitation_id = getattr(request.params, "elicitation_id", None)
+    if elicitation_id:
+        try:
+            await ctx.session.send_elicit_complete(elicitation_id, related_request_id=ctx.request_id)
+        except NoBackChannelError:
+            pass  # the notification is a courtesy: the call's answer follows anyway
+    return True
+
+
+async def _step_taken(done: Callable[[], bool]) -> bool:
+    """Wait (on the event loop, no worker thread held) until ``done``, at most MCP_CONFIRM_SECONDS."""
+    with anyio.move_on_after(settings.MCP_CONFIRM_SECONDS):
+        while not await in_thread(done):
+            await anyio.sleep(URL_POLL_SECONDS)
+        return True
+    return False
 
 
 async def _confirm_on_stream(ctx: ServerRequestContext, asked: Asked) -> Confirmation:
@@ -327,7 +402,9 @@ class RememberClientKinds:
     async def __call__(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:
         session = session_id(ctx)
         if session is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            kinds = kinds_declared(ctx.session.client_capabilities)
+            declared = ctx.session.client_capabilities
+            # A client that takes URL questions only is asked on the stream too (connect an account).
+            kinds = kinds_declared(declared) + (("url",) if asks_by_url(declared) else ())
             if _session_kinds.get(session) != kinds:
                 _session_kinds[session] = kinds
                 while len(_session_kinds) > MAX_SESSIONS:

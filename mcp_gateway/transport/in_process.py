@@ -42,10 +42,11 @@ async def caller_of(slug: str, bearer: str) -> GatewayRequest:
 
 @contextlib.asynccontextmanager
 async def connect(
-    slug: str, bearer: str, *, mode: str = "legacy", **client_options: Any
+    slug: str, bearer: str, *, mode: str = "legacy", client_type: type[Client] = Client, **client_options: Any
 ) -> AsyncIterator[Client]:
     """An SDK ``Client`` (``mode`` "legacy" or a 2026 revision) connected to a fresh gateway server as
-    the caller ``bearer`` authenticates at ``slug``; list-changed and subscription notifications run."""
+    the caller ``bearer`` authenticates at ``slug``; list-changed and subscription notifications run.
+    ``client_type``: a subclass of the SDK's, for a client that declares other capabilities."""
     gw = await caller_of(slug, bearer)
     notifier = Notifier()
     # Served for the whole connection: copied into the server's tasks, which start below.
@@ -54,6 +55,6 @@ async def connect(
             await warm_catalog(gw.tenant)  # as the HTTP transport does for the 2026 wire
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(notifier.run)
-            async with Client(build_server(notifier), mode=mode, **client_options) as client:
+            async with client_type(build_server(notifier), mode=mode, **client_options) as client:
                 yield client
             tasks.cancel_scope.cancel()

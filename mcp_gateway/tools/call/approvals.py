@@ -15,6 +15,7 @@ approve their own call (they may still deny it). Anyone else gets 404, as for an
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,8 +32,10 @@ from mcp_gateway.audit_log import arguments_hash
 from mcp_gateway.models import Approval
 from mcp_gateway.tools.call.confirmation import confirmation_message
 from mcp_gateway.tools.catalog.catalog import CatalogEntry, catalog_for
+from mcp_gateway.tools.pipeline.asks import Asked
 from mcp_gateway.tools.pipeline.call_context import CallContext
 from mcp_gateway.tools.pipeline.results import error_result
+from mcp_gateway.tools.pipeline.url_asks import asked_at_url
 from tenants.callers import Caller, caller_for
 from tenants.models import Tenant
 
@@ -64,6 +67,7 @@ class Gate:
     runs: bool
     result: types.CallToolResult | None = None
     outcome: str = ""  # the audit outcome of a call that does not run
+    waiting: Approval | None = None  # the approval the call waits for, undecided
 
 
 def four_eyes(approvers: str) -> bool:
@@ -101,7 +105,7 @@ def gate(call: CallContext, entry: CatalogEntry, arguments: dict) -> Gate:
         return Gate(True)
     found.refresh_from_db()
     if found.status == Status.PENDING and found.expires_at > now:
-        return Gate(False, approval_result(call, found, waiting=True), "approval_required")
+        return Gate(False, approval_result(call, found, waiting=True), "approval_required", found)
     Approval.objects.for_tenant(found.tenant_id).filter(pk=found.pk).update(closed=True)
     return Gate(False, error_result(_refusal_text(entry, found, now)), "declined")
 
@@ -119,6 +123,36 @@ def approval_result(call: CallContext, approval: Approval, *, waiting: bool = Fa
     result = error_result(text)
     result.structured_content = {"approval": {"id": approval.public_id, "url": url, "expiresAt": expires}}
     return result
+
+
+def asked(call: CallContext, gated: Gate) -> types.CallToolResult | Asked | None:
+    """The answer of a call ``gate`` did not let run: for an approval still to decide, a URL-mode
+    question pointing at its console page where the client can be asked so (the call runs once
+    when approved, ``protocol.asking`` waiting for the decision); else ``gated.result``."""
+    approval = gated.waiting
+    if approval is None or gated.result is None:
+        return gated.result
+    expires = approval.expires_at.isoformat().replace("+00:00", "Z")
+    message = (
+        f"This call needs a person's approval before it runs (approval {approval.public_id}, open "
+        f"until {expires}). Approve or deny it on this page; once approved it runs once. Nothing ran yet."
+    )
+    return asked_at_url(
+        call,
+        message,
+        approval_url(call.link_origin, call.tenant, approval.public_id),
+        approval.public_id,
+        done=functools.partial(decided, approval.tenant_id, approval.pk),
+        unanswered=gated.result,
+    )
+
+
+def decided(tenant_id: int, pk: int) -> bool:
+    """Whether the approval is decided or past its expiry: the call may be made again to find out."""
+    undecided = Approval.objects.for_tenant(tenant_id).filter(
+        pk=pk, status=Status.PENDING, expires_at__gt=timezone.now()
+    )
+    return not undecided.exists()
 
 
 def _requested(call: CallContext, entry: CatalogEntry, arguments: dict, key: dict, now: dt.datetime) -> Gate:
@@ -143,7 +177,7 @@ def _requested(call: CallContext, entry: CatalogEntry, arguments: dict, key: dic
         expires_at=now + dt.timedelta(seconds=ttl),
         **key,
     )
-    return Gate(False, approval_result(call, approval), "approval_required")
+    return Gate(False, approval_result(call, approval), "approval_required", approval)
 
 
 def _consume(approval: Approval, now: dt.datetime) -> bool:

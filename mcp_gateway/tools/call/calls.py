@@ -47,6 +47,7 @@ from mcp_gateway.tools.pipeline.results import (
     route_result,
 )
 from mcp_gateway.tools.pipeline.rich_content import ContentOrigin
+from mcp_gateway.tools.pipeline.url_asks import asked_to_connect
 from mcp_gateway.tools.resources.resources import resource_catalog
 from tenants.callers import Caller
 from tenants.models import Tenant
@@ -172,7 +173,7 @@ def preflight(
         gated = approvals.gate(call, entry, arguments)
         if not gated.runs:
             audit.refused(gated.outcome)
-            return gated.result
+            return approvals.asked(call, gated)  # by URL where the client can be asked so
         audit.approved = True
         confirmation = Confirmation(Verdict.ACCEPTED)
     refused = refusal(call.tenant, entry, confirmation)
@@ -281,6 +282,13 @@ def _call_app_tool(
         return error_result(f"The tool returned a value the platform cannot send: {problem}.")
     if mapped.is_error and audit.outcome == Outcome.OK:
         audit.ended(Outcome.TOOL_ERROR)  # broke its own outputSchema or its output budget
+    if mapped.is_error and result.missing_connection:
+        # It failed for want of the caller's own account: asked to connect it, where the client can
+        # be asked by URL, and run again once connected.
+        asked = asked_to_connect(call, result.missing_connection, mapped)
+        if isinstance(asked, Asked):
+            audit.ended(Outcome.INPUT_REQUIRED)
+        return asked
     return mapped
 
 

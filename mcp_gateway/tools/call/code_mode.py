@@ -119,7 +119,8 @@ class _Run:
         return result.structured_content if result.structured_content is not None else _text(result)
 
     def _run(self, name: str, arguments: dict) -> types.CallToolResult | Asked:
-        context = self.call.replace(parent_call_id=self.parent_id, can_ask=(), events=None)
+        # Nobody is asked in a script's call (but its one confirmation): answers come back as results.
+        context = self.call.replace(parent_call_id=self.parent_id, can_ask=(), can_ask_url=False, events=None)
         result = self.inner(context, name, arguments, None)
         if isinstance(result, Asked) and result.confirms and not self.confirmation_used:
             if self.confirmation is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,8 @@ MAX_FORM_FIELDS = 30
 MAX_ANSWER_BYTES = 16 * 1024
 MAX_ANSWERS_BYTES = 64 * 1024
 _KEY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# The key of a URL-mode question: asked in a round of its own, never with a handler's questions.
+URL_KEY = "open_url"
 _REQUESTS: dict[str, Any] = {
     ELICIT: types.ElicitRequest,
     SAMPLE: types.CreateMessageRequest,
@@ -57,13 +60,27 @@ class AnswersRefused(Exception):
 
 
 @dataclass(frozen=True)
+class OutOfBand:
+    """What a URL-mode question waits for: a step the person takes in their browser (connect an
+    account, decide an approval). ``done`` says whether it is taken (a short database read, run in a
+    worker thread); ``unanswered`` is the call's answer when it is not (the client declined to go
+    there, or the step was not taken in time): the answer a client without URL mode gets."""
+
+    done: Callable[[], bool]
+    unanswered: types.CallToolResult
+
+
+@dataclass(frozen=True)
 class Asked:
     """Questions to put to the caller before the call goes on: each key to its wire request, in
     order. A handler's checked questions, or (``confirms``) the one question whether the user lets
-    a tool marked ``confirm`` run (``tools.confirmation.confirmation_asked``)."""
+    a tool marked ``confirm`` run (``tools.confirmation.confirmation_asked``), or (``out_of_band``)
+    the one URL-mode question ``URL_KEY`` (``tools.pipeline.url_asks``): once the person took the
+    step, the call runs again."""
 
     requests: dict[str, types.InputRequest]
     confirms: bool = False
+    out_of_band: OutOfBand | None = None
 
     @property
     def confirmation_message(self) -> str:
@@ -142,8 +159,16 @@ def missing_capabilities(
     )
 
 
+def asks_by_url(declared: types.ClientCapabilities | None) -> bool:
+    """Whether a client declared URL-mode elicitation (``elicitation: {url: {}}``): a step the person
+    takes in their browser is then asked with a URL, never answered with a link alone. The one rule,
+    next to ``kinds_declared`` (form mode, for a handler's questions and confirmations)."""
+    return declared is not None and declared.elicitation is not None and declared.elicitation.url is not None
+
+
 def kinds_declared(declared: types.ClientCapabilities | None) -> tuple[str, ...]:
-    """The kinds of question a client declared it answers (an empty ``elicitation`` is form mode)."""
+    """The kinds of question a client declared it answers (an empty ``elicitation`` is form mode;
+    URL mode is ``asks_by_url``)."""
     if declared is None:
         return ()
     elicitation = declared.elicitation

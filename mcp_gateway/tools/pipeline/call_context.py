@@ -16,7 +16,7 @@ from mcp.types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from apps_runtime.call_events import CallEvents
 from core import tracing
-from mcp_gateway.tools.pipeline.asks import kinds_declared
+from mcp_gateway.tools.pipeline.asks import asks_by_url, kinds_declared
 from mcp_gateway.tools.pipeline.client_features import shows_ui
 from mcp_gateway.tools.pipeline.tracing import traceparent_of
 from tenants.callers import Caller
@@ -33,6 +33,9 @@ class CallContext:
     client declared it answers (``tools.asks.kinds_declared``; ``elicitation`` is form mode), for a
     handler's questions; ``can_confirm``: whoever called can be asked to confirm a ``confirm`` tool
     (form elicitation, an agent run's approval), else such a call is refused unasked.
+    ``can_ask_url``: the client declared URL-mode elicitation (``tools.asks.asks_by_url``): a step
+    the person takes in their browser (connect an account, decide an approval) is asked with a URL
+    (``tools.pipeline.url_asks``), else answered with a link.
     ``traceparent``: the request's checked W3C trace context. ``events``: where the handler's
     progress and log lines go (the protocol's relay, a task's status), None to drop them.
     ``parent_call_id``: an inner call of a ``run_code`` script names that call's audit ``call_id``.
@@ -45,6 +48,7 @@ class CallContext:
     ui_host: bool = False
     can_ask: tuple[str, ...] = ()
     can_confirm: bool = False
+    can_ask_url: bool = False
     traceparent: str | None = None
     events: CallEvents | None = None
     session_id: str | None = None
@@ -74,6 +78,7 @@ class CallContext:
             ui_host=shows_ui(capabilities),
             can_ask=kinds,
             can_confirm="elicitation" in kinds,  # a form, as a handler's elicitation questions
+            can_ask_url=asks_by_url(capabilities),
             # The request's span when traces are exported (a child of the client's), else the client's.
             traceparent=tracing.current_traceparent() or traceparent_of(params),
             events=events,
