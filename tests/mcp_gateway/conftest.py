@@ -12,11 +12,14 @@ from mcp.client.streamable_http import streamable_http_client
 
 
 @asynccontextmanager
-async def mcp_client(url: str, token: str, *, mode: str = "legacy", **kwargs):
-    """The official SDK client over Streamable HTTP, with a bearer token."""
+async def mcp_client(
+    url: str, token: str, *, mode: str = "legacy", client_type: type[Client] = Client, **kwargs
+):
+    """The official SDK client over Streamable HTTP, with a bearer token (``client_type``: a subclass
+    of the SDK's, for a client that declares other capabilities)."""
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0)) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode=mode, **kwargs) as client:
+        async with client_type(streamable_http_client(url, http_client=http), mode=mode, **kwargs) as client:
             yield client
 
 

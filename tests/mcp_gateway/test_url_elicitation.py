@@ -22,8 +22,10 @@ from mcp.types import ElicitResult
 
 from apps_runtime.models import OutboundConnection
 from mcp_gateway.models import Approval
+from mcp_gateway.tools.pipeline.asks import asks_by_url
 from mcp_gateway.transport.in_process import connect
 from tests.apps_runtime.test_egress_connections import _connect_in_console, app, crm  # noqa: F401
+from tests.mcp_gateway.conftest import mcp_client
 from tests.mcp_gateway.test_confirmation import FILES, MANIFEST, WIPE, outcomes, runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,6 +124,17 @@ def test_declined_or_not_connected_answers_the_link_and_nothing_ran_with_a_token
         assert result.is_error is True and "connect your crm account first" in result.content[0].text
     assert not OutboundConnection.all_tenants.exists()
     assert not [s for s in crm.seen if s.path == "/me"]
+
+
+def test_only_a_client_declaring_url_mode_is_asked_by_url():
+    def declared(**elicitation) -> types.ClientCapabilities:
+        return types.ClientCapabilities(elicitation=types.ElicitationCapability(**elicitation))
+
+    assert asks_by_url(declared(url=types.UrlElicitationCapability())) is True
+    assert asks_by_url(declared(form=types.FormElicitationCapability(), url=types.UrlElicitationCapability()))
+    assert asks_by_url(declared()) is False  # an empty elicitation capability is form mode only
+    assert asks_by_url(declared(form=types.FormElicitationCapability())) is False
+    assert asks_by_url(types.ClientCapabilities()) is False and asks_by_url(None) is False
 
 
 # --- a confirm tool, from a client that opens pages but renders no forms ---
@@ -237,3 +250,28 @@ def test_a_client_that_cannot_be_asked_still_gets_the_approval_result(ledger, mo
     assert result.is_error is True and runs() == 0
     approval = result.structured_content["approval"]
     assert approval["url"] == f"{BASE}/console/acme/approvals/{approval['id']}"
+
+
+def test_over_http_a_url_only_session_is_answered_on_a_stream_where_its_question_travels(
+    app,  # noqa: F811
+    crm,  # noqa: F811
+    mcp_url,
+    live_url,
+    make_token,
+    settings,
+):
+    settings.PUBLIC_BASE_URL = live_url  # read per call by the live server in this process
+    _, raw = make_token(app, "bob")
+    person = Person(lambda _params: _connect_in_console("bob", crm, "token-bob"))
+
+    async def main():
+        async with mcp_client(
+            mcp_url(), raw, client_type=UrlOnlyClient, elicitation_callback=person
+        ) as client:
+            return await client.call_tool(LOOKUP, {"url": f"{crm.base}/me"})
+
+    result = anyio.run(main)
+
+    assert result.is_error is False, result.content
+    assert person.asked[0].url == f"{live_url}/console/acme/accounts/"
+    assert crm.seen[-1].headers["authorization"] == "Bearer token-bob"
