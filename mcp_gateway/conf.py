@@ -64,7 +64,8 @@ class ToolSettings(SettingsGroup):
     MCP_CONTENT_MAX_ITEM_BYTES = Int(1024 * 1024, low=1)
     MCP_CONTENT_MAX_BYTES = Int(2 * 1024 * 1024, low=1)
     # Confirmations (tools marked "confirm"): how long the user has to answer, on the call's stream
-    # (handshake-era clients) or before the sealed requestState of a 2026-07-28 retry expires.
+    # (handshake-era clients) or before the sealed requestState of a 2026-07-28 retry expires; also
+    # how long a call asked by URL waits for the step at the page (protocol.asking).
     MCP_CONFIRM_SECONDS = Float(300.0)
     # Tool rate limits (manifest rateLimit, tenant setting toolRateLimit) are counted in Redis when
     # this is set (production: every replica sees one count), else in the database. Redis down: calls

@@ -396,7 +396,7 @@ class RememberClientKinds:
 
     Known from ``notifications/initialized`` on (the session's capabilities are committed then), so
     a ``tools/call`` of a client that can answer is served on an event stream, where its handler's
-    questions can travel.
+    questions can travel; a client that takes URL questions only counts too (asked to connect).
     """
 
     async def __call__(self, ctx: ServerRequestContext, call_next: CallNext) -> HandlerResult:

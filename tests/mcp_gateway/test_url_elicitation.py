@@ -91,6 +91,7 @@ def test_a_member_asked_to_connect_connects_and_the_call_goes_on(app, crm, make_
         assert asked.elicitation_id and notes.completed() == [asked.elicitation_id]
     else:
         assert asked.elicitation_id is None  # 2026-07-28 dropped it: the retry carries the answer
+    assert outcomes(LOOKUP) == ["input_required", "ok"]  # asked, then run with the member's token
 
 
 @pytest.mark.parametrize("mode", ERAS)
