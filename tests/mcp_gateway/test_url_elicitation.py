@@ -253,14 +253,18 @@ def test_a_client_that_cannot_be_asked_still_gets_the_approval_result(ledger, mo
     assert approval["url"] == f"{BASE}/console/acme/approvals/{approval['id']}"
 
 
-def test_over_http_a_url_only_session_is_answered_on_a_stream_where_its_question_travels(
+@pytest.mark.parametrize("mode", ERAS)
+def test_over_http_a_url_only_client_is_asked_to_connect_and_the_call_goes_on(
     app,  # noqa: F811
     crm,  # noqa: F811
     mcp_url,
     live_url,
     make_token,
     settings,
+    mode,
 ):
+    """Over Streamable HTTP: a handshake-era session that takes URL questions only is answered on a
+    stream, where its question travels; a 2026-07-28 client gets the input-required round."""
     settings.PUBLIC_BASE_URL = live_url  # read per call by the live server in this process
     _, raw = make_token(app, "bob")
     person = Person(lambda _params: _connect_in_console("bob", crm, "token-bob"))
