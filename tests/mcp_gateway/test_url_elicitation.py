@@ -106,6 +106,17 @@ def test_a_client_without_url_mode_gets_the_link_as_before(app, crm, make_token,
     assert "connect your crm account first" in text and f"{BASE}/console/acme/accounts/" in text
 
 
+def test_with_no_public_origin_known_the_client_gets_the_link_unasked(app, crm, make_token, settings):  # noqa: F811
+    settings.PUBLIC_BASE_URL = ""  # and an in-process request has no origin: no absolute URL to send
+    _, raw = make_token(app, "bob")
+    person = Person()
+
+    result = _lookup(raw, crm, "legacy", elicitation_callback=person)
+
+    assert result.is_error is True and "connect your crm account first" in result.content[0].text
+    assert person.asked == []
+
+
 @pytest.mark.parametrize("mode", ERAS)
 def test_declined_or_not_connected_answers_the_link_and_nothing_ran_with_a_token(
     app,  # noqa: F811
