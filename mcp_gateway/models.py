@@ -122,6 +122,11 @@ class ToolTask(TenantOwned):
     # Failed by the platform (run lost, never started, result not kept), not by the tool: the
     # extension reports it as ``failed`` with an error, a tool's own error as ``completed``.
     platform_failure = models.BooleanField(default=False)
+    # A task-augmented call of a ``confirm`` tool from a client that cannot be asked: the approval
+    # the task waits on (``input_required``) until a person decides it (``mcp_tasks.approval_waits``).
+    approval = models.ForeignKey(
+        "Approval", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         indexes = [
@@ -150,8 +155,10 @@ class Approval(TenantOwned):
     The call it lets run is the same caller's (``credential_key``, the same credential), the same
     tool (``wire_name``) with the same arguments (``arguments_sha256``; the arguments themselves are
     not kept, only the confirmation question that shows them, bounded). Agents' held calls are
-    approvals too (``agent_run_id``, ``agent_step``). ``closed``: its last answer (used, denied,
-    expired) was given to the caller, so the same call asks anew.
+    approvals too (``agent_run_id``, ``agent_step``), and so are the approvals MCP tasks wait on
+    (``ToolTask.approval``). ``closed``: its last answer (used, denied, expired) was given to the
+    caller, so the same call asks anew; a task's approval is closed from the start (only its task
+    runs on it).
     """
 
     class Status(models.TextChoices):

@@ -2,7 +2,9 @@
 
 A task-augmented ``tools/call`` is checked like any call (the tool is the caller's, it supports
 tasks, the arguments pass ``inputSchema``), then answered at once with the task; its audit row says
-``task_created``, and the run writes a row of its own when it ends.
+``task_created``, and the run writes a row of its own when it ends. A ``confirm`` tool's call from a
+client that cannot be asked creates the task ``input_required`` on an approval of its own (audited
+``approval_required``): ``approval_waits`` runs it once a person approves, or ends it refused.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from django.utils import timezone
 from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import TaskLimitReached
 from mcp_gateway.mcp_tasks import store as task_store
+from mcp_gateway.mcp_tasks.approval_waits import settle, waits_on_approval
 from mcp_gateway.mcp_tasks.queue import send_on_commit
 from mcp_gateway.mcp_tasks.runs import audit_lost
-from mcp_gateway.models import ToolCallAudit, ToolTask
+from mcp_gateway.models import Approval, ToolCallAudit, ToolTask
+from mcp_gateway.tools.call import approvals
 from mcp_gateway.tools.call.calls import preflight, resolve_tool
 from mcp_gateway.tools.call.confirmation import Confirmation
 from mcp_gateway.tools.call.modes import refuse_task_call
@@ -60,6 +64,11 @@ def created_result(task: ToolTask) -> dict[str, Any]:
     """
     wire = _wire(types.CreateTaskResult(task=task_model(task)))
     text = f"Started task {task.task_id}: poll tasks/get, then read the result with tasks/result."
+    if task.status == ToolTask.Status.INPUT_REQUIRED:  # waiting on a person's approval
+        text = (
+            f"Created task {task.task_id}, which does not run yet. {task.status_message} Poll tasks/get, "
+            "or call tasks/result, which waits for the decision and the run."
+        )
     wire["content"] = [{"type": "text", "text": text}]
     return wire
 
@@ -99,20 +108,33 @@ def _create(
     entry = resolve_tool(call, name)
     refuse_task_call(entry)
     audit.app(entry.app_name or "")
-    stopped = preflight(call, entry, arguments, audit, confirmation)  # the run goes on this yes
+    # The run goes on this yes (or on the approval the task waits for).
+    stopped = preflight(call, entry, arguments, audit, confirmation, for_task=True)
     if isinstance(stopped, Asked):
         return stopped  # the user's yes first, then the task (``protocol.asking`` asks)
-    if stopped is not None:
+    approval = stopped if isinstance(stopped, Approval) else None
+    if stopped is not None and approval is None:
         return _wire(stopped)
     try:
         task = task_store.create(
-            call.tenant, call.caller, name, arguments, ttl_ms, call.can_ask, origin=call.origin
+            call.tenant,
+            call.caller,
+            name,
+            arguments,
+            ttl_ms,
+            call.can_ask,
+            origin=call.origin,
+            approval=approval,
+            waiting_message=approvals.waiting_message(call, approval) if approval is not None else "",
         )
     except TaskLimitReached as err:
+        if approval is not None:
+            approvals.withdraw(approval)
         audit.refused(Outcome.RATE_LIMITED)
         return _wire(error_result(str(err)))
-    audit.ended(Outcome.TASK_CREATED)
-    send_on_commit([task.task_id])
+    if approval is None:  # else it stays audited approval_required: nothing runs before a decision
+        audit.ended(Outcome.TASK_CREATED)
+        send_on_commit([task.task_id])
     return task
 
 
@@ -137,10 +159,15 @@ def current_task(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
 
 
 def _catch_up(task: ToolTask) -> None:
-    """A task whose server or worker died: a queued run is sent again, a running one ends failed.
+    """A task whose server or worker died: a queued run is sent again, a running one ends failed;
+    a task waiting on its approval runs or ends as the approval now says (decided, or expired).
 
     The sweep does the same for every tenant each minute; a caller polling need not wait for it.
     """
+    if waits_on_approval(task):
+        settle(task)  # decided (in another process, say) or expired since: run it or end it
+        task.refresh_from_db()
+        return
     now = timezone.now()
     if task_store.forgotten(task, now):
         logger.info("Task %s was queued and never started: sending its run again", task.task_id)

@@ -1,9 +1,10 @@
 """MCP tasks in the database: creation within the caps, each caller's own tasks, and the run's states.
 
 A task is ``working`` from creation until its run ends ``completed`` or ``failed``, or a cancel ends
-it ``cancelled``. ``started_at`` tells a queued task (null) from a running one. Every transition is a
-conditional UPDATE on the state it leaves, so a duplicate delivery cannot run a task twice, and a run
-that ends after a cancel cannot overwrite it.
+it ``cancelled``; one created waiting on a person's approval starts ``input_required`` (``resume``
+makes it ``working``, ``refuse_waiting`` ends it). ``started_at`` tells a queued task (null) from a
+running one. Every transition is a conditional UPDATE on the state it leaves, so a duplicate
+delivery cannot run a task twice, and a run that ends after a cancel cannot overwrite it.
 
 A task belongs to the credential that created it (an API token, an OAuth grant): any other caller,
 even of the same tenant, gets "not found", as for an unknown or expired id.
@@ -11,6 +12,7 @@ even of the same tenant, gets "not found", as for an unknown or expired id.
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,7 +25,7 @@ from django.utils import timezone
 from apps_runtime.storage_quota import summed
 from core.member_shares import member_share
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
-from mcp_gateway.models import TERMINAL_STATUSES, ToolTask
+from mcp_gateway.models import TERMINAL_STATUSES, Approval, ToolTask
 from mcp_gateway.tools.catalog.cursors import decode_cursor, encode_cursor
 from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller
@@ -55,10 +57,14 @@ def create(
     can_ask: tuple[str, ...] = (),
     *,
     origin: str = "",
+    approval: Approval | None = None,
+    waiting_message: str = "",
 ) -> ToolTask:
     """A new working task, its TTL clamped to TASK_MAX_TTL_MS, keeping the origin of the call
     creating it for the links in its result (the run has no request to take one from), and the
     kinds of question its client answers (``can_ask``: none for a handshake-era task).
+    ``approval``: the task waits ``input_required`` on it (saying so in ``waiting_message``), and
+    its TTL counts from the approval's expiry, so a late decision still finds the task.
 
     The caps are counted, not locked: concurrent creations may pass them by a few, never by many.
 
@@ -86,8 +92,11 @@ def create(
         raise TaskLimitReached("member_queue", member_share(per_queue))
     if waiting.count() >= per_queue:
         raise TaskLimitReached("queue", per_queue)
-    ttl = min(ttl_ms if ttl_ms and ttl_ms > 0 else settings.TASK_DEFAULT_TTL_MS, settings.TASK_MAX_TTL_MS)
     now = timezone.now()
+    ttl = ttl_ms if ttl_ms and ttl_ms > 0 else settings.TASK_DEFAULT_TTL_MS
+    if approval is not None:
+        ttl += max(0, int((approval.expires_at - now).total_seconds() * 1000))
+    ttl = min(ttl, settings.TASK_MAX_TTL_MS)
     return ToolTask.objects.create(
         tenant=tenant,
         task_id=secrets.token_urlsafe(24),
@@ -103,6 +112,9 @@ def create(
         poll_interval_ms=settings.TASK_POLL_INTERVAL_MS,
         link_origin=_link_origin(origin),
         can_ask=list(can_ask),
+        approval=approval,
+        status=Status.WORKING if approval is None else Status.INPUT_REQUIRED,
+        status_message=waiting_message[:STATUS_MESSAGE_MAX],
     )
 
 
@@ -160,14 +172,18 @@ def cancel(tenant: Tenant, caller: Caller, task_id: str) -> ToolTask:
         task.refresh_from_db()
         raise TaskFinished(task.task_id, task.status)
     task.status, task.status_message, task.updated_at, task.deadline = Status.CANCELLED, message, now, None
+    if task.approval_id is not None:  # nobody waits on it any more: off the lists, undecidable
+        pending = Approval.objects.for_tenant(tenant).filter(status=Approval.Status.PENDING)
+        pending.filter(pk=task.approval_id).update(expires_at=now)
     return task
 
 
 def waited_too_long(task: ToolTask, now: datetime | None = None) -> bool:
     """A queued task that has waited TASK_QUEUE_SECONDS for its tenant's share of the task workers."""
     now = now or timezone.now()
-    # A run sent again once its caller answered (the tasks extension) waits from then, not from creation.
-    since = task.updated_at if task.input_rounds else task.created_at
+    # A run sent again once its caller answered (the tasks extension), or once a person approved it,
+    # waits from then, not from creation.
+    since = task.updated_at if task.input_rounds or task.approval_id else task.created_at
     return task.started_at is None and since < now - timedelta(seconds=settings.TASK_QUEUE_SECONDS)
 
 
@@ -240,6 +256,35 @@ def park(task: ToolTask, requests: dict[str, dict]) -> bool:
         updated_at=now,
         deadline=None,
     )
+    return bool(done)
+
+
+def resume(task: ToolTask) -> bool:
+    """A task waiting on its approval, approved: ``working``, its run to be sent; False when it was
+    cancelled or purged meanwhile."""
+    now = timezone.now()
+    done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.INPUT_REQUIRED).update(
+        status=Status.WORKING, status_message="", started_at=None, updated_at=now
+    )
+    if done:
+        task.status, task.status_message, task.updated_at = Status.WORKING, "", now
+    return bool(done)
+
+
+def refuse_waiting(task: ToolTask, message: str) -> bool:
+    """End a task waiting on its approval (denied, expired) with the error result ``message`` (the
+    tool's kind of failure, not the platform's: nothing ran); False when it ended meanwhile."""
+    now = timezone.now()
+    result = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+    done = ToolTask.all_tenants.filter(pk=task.pk, status=Status.INPUT_REQUIRED).update(
+        status=Status.FAILED,
+        status_message=message[:STATUS_MESSAGE_MAX],
+        result=result,
+        result_bytes=len(json.dumps(result).encode()),
+        updated_at=now,
+    )
+    if done:
+        task.status, task.result, task.updated_at = Status.FAILED, result, now
     return bool(done)
 
 

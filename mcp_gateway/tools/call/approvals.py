@@ -7,6 +7,11 @@ preflight`` consults ``gate`` once per call. The call an approval lets run is th
 (``Caller.credential_key``) same tool with the same arguments (their hash, as the audit keeps it),
 before ``expires_at``; it is consumed with one conditional UPDATE, so two racing calls run it once.
 
+A task-augmented call (MCP tasks) gets an approval of its own (``gate(..., for_task=True)``), closed
+from the start so no other call can use it: its task waits ``input_required`` until the decision,
+which ``register_decision_listener``'s listener (``mcp_tasks.approval_waits``) turns into the run or
+the task's refusal.
+
 Policy: a tool's ``approvers`` auth expression names who may decide besides the caller; tenant
 admins (and superusers) always may. A role rule (``role:a,b``) is four-eyes: the caller may not
 approve their own call (they may still deny it). Anyone else gets 404, as for an unknown id.
@@ -80,13 +85,14 @@ def approval_url(origin: str | None, tenant: Tenant, public_id: str) -> str:
     return f"{origin or settings.PUBLIC_BASE_URL or ''}/console/{tenant.slug}/approvals/{public_id}"
 
 
-def gate(call: CallContext, entry: CatalogEntry, arguments: dict) -> Gate:
+def gate(call: CallContext, entry: CatalogEntry, arguments: dict, *, for_task: bool = False) -> Gate:
     """The approval state of this call of a ``confirm`` tool by a caller that cannot be asked.
 
     Runs (consuming an approval) when the same credential's same call was approved and not yet run;
     otherwise the answer: an approval requested (a new one, or the one still waiting), or a refusal
     saying why (denied, expired, already ran once); a refusal closes its approval, so calling again
-    asks anew.
+    asks anew. ``for_task``: the call creates an MCP task, which waits on a new approval of its own
+    (``Gate.waiting``) rather than on one another call of the same caller is waiting for.
     """
     caller = call.caller
     if not caller.is_authenticated or caller.user_id is None:
@@ -100,14 +106,16 @@ def gate(call: CallContext, entry: CatalogEntry, arguments: dict) -> Gate:
     found = Approval.objects.for_tenant(call.tenant).filter(closed=False, **key).order_by("-created_at")
     found = found.first()
     if found is None:
-        return _requested(call, entry, arguments, key, now)
-    if found.status == Status.APPROVED and found.expires_at > now and _consume(found, now):
+        return _requested(call, entry, arguments, key, now, for_task)
+    if found.status == Status.APPROVED and found.expires_at > now and consume(found, now):
         return Gate(True)
     found.refresh_from_db()
     if found.status == Status.PENDING and found.expires_at > now:
+        if for_task:
+            return _requested(call, entry, arguments, key, now, for_task)
         return Gate(False, approval_result(call, found, waiting=True), "approval_required", found)
     Approval.objects.for_tenant(found.tenant_id).filter(pk=found.pk).update(closed=True)
-    return Gate(False, error_result(_refusal_text(entry, found, now)), "declined")
+    return Gate(False, error_result(refusal_text(_title(entry), found, now)), "declined")
 
 
 def approval_result(call: CallContext, approval: Approval, *, waiting: bool = False) -> types.CallToolResult:
@@ -155,7 +163,19 @@ def decided(tenant_id: int, pk: int) -> bool:
     return not undecided.exists()
 
 
-def _requested(call: CallContext, entry: CatalogEntry, arguments: dict, key: dict, now: dt.datetime) -> Gate:
+def waiting_message(call: CallContext, approval: Approval) -> str:
+    """A task's status message while it waits on ``approval``: where a person decides it."""
+    url = approval_url(call.link_origin, call.tenant, approval.public_id)
+    expires = approval.expires_at.isoformat().replace("+00:00", "Z")
+    return (
+        f"Waiting for a person's approval: approve or deny it at {url} (approval {approval.public_id}, "
+        f"open until {expires}). Nothing runs until then."
+    )
+
+
+def _requested(
+    call: CallContext, entry: CatalogEntry, arguments: dict, key: dict, now: dt.datetime, for_task: bool
+) -> Gate:
     caller = call.caller
     open_ones = Approval.objects.for_tenant(call.tenant).filter(
         requested_by_id=caller.user_id, status=Status.PENDING, expires_at__gt=now
@@ -175,12 +195,18 @@ def _requested(call: CallContext, entry: CatalogEntry, arguments: dict, key: dic
         question=confirmation_message(entry, arguments),
         approvers=entry.approvers or "",
         expires_at=now + dt.timedelta(seconds=ttl),
+        closed=for_task,  # a task's own: no other call may use it
         **key,
     )
     return Gate(False, approval_result(call, approval), "approval_required", approval)
 
 
-def _consume(approval: Approval, now: dt.datetime) -> bool:
+def withdraw(approval: Approval) -> None:
+    """Drop an approval nobody will wait on (its task could not be created)."""
+    Approval.objects.for_tenant(approval.tenant_id).filter(pk=approval.pk, status=Status.PENDING).delete()
+
+
+def consume(approval: Approval, now: dt.datetime) -> bool:
     """Mark ``approval`` used if it is still approved and open: one conditional UPDATE, so it runs once."""
     done = (
         Approval.objects.for_tenant(approval.tenant_id)
@@ -190,8 +216,12 @@ def _consume(approval: Approval, now: dt.datetime) -> bool:
     return done == 1
 
 
-def _refusal_text(entry: CatalogEntry, approval: Approval, now: dt.datetime) -> str:
-    name = entry.tool.title or entry.wire_name
+def _title(entry: CatalogEntry) -> str:
+    return entry.tool.title or entry.wire_name
+
+
+def refusal_text(name: str, approval: Approval, now: dt.datetime) -> str:
+    """Why the call ``approval`` was asked for did not run (denied, expired, ran once already)."""
     ref = f"approval {approval.public_id}"
     if approval.status == Status.DENIED:
         who = approval.decided_by.get_username() if approval.decided_by else "a person"
@@ -258,6 +288,19 @@ def access_approval(tenant: Tenant, public_id: str, user: AbstractBaseUser) -> A
     if found is None or not visible_to(found, caller_for(tenant, user)):
         raise ApprovalNotFound()
     return found
+
+
+# --- tasks waiting on a decision ------------------------------------------------------------------
+
+# ``mcp_tasks`` (above this package) registers what a decision does to a task waiting on it
+# (``mcp_tasks.approval_waits.decided``, in ``McpGatewayConfig.ready``).
+DecisionListener = Callable[[Approval], None]
+_decision_listener: DecisionListener | None = None
+
+
+def register_decision_listener(listener: DecisionListener) -> None:
+    global _decision_listener
+    _decision_listener = listener
 
 
 # --- agents' held calls ----------------------------------------------------------------------------
@@ -346,6 +389,8 @@ def decide(tenant: Tenant, public_id: str, user: AbstractBaseUser, approve: bool
     if not done:
         state = "expired" if approval.status == Status.PENDING else f"already {approval.status}"
         raise ApprovalRefused(f"This approval is {state}; a decision is final.", 409, "conflict")
+    if _decision_listener is not None:
+        _decision_listener(approval)  # a task waiting on it runs, or ends refused, now
     return approval
 
 

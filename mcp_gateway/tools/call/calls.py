@@ -14,7 +14,7 @@ from apps_runtime.json_values import value_problem
 from mcp_gateway.audit_log import AuditRecord
 from mcp_gateway.exceptions import InsufficientScope, ToolUnavailable
 from mcp_gateway.limits.rate_limits import at_rate_limit, enforce_rate_limit
-from mcp_gateway.models import ToolCallAudit
+from mcp_gateway.models import Approval, ToolCallAudit
 from mcp_gateway.tools.call import approvals
 from mcp_gateway.tools.call.code_mode import run_code
 from mcp_gateway.tools.call.confirmation import (
@@ -145,14 +145,16 @@ def preflight(
     confirmation: Confirmation | None,
     *,
     count_call: bool = True,
-) -> types.CallToolResult | Asked | None:
+    for_task: bool = False,
+) -> types.CallToolResult | Asked | Approval | None:
     """The checks of every tools/call (run now or as a task) once its tool is resolved, in order:
     arguments against ``inputSchema``, the rate limit (``count_call``: this call counts), the
     confirmation (a caller that cannot be asked: the approval policy, ``tools.approvals.gate``, which
     answers with the approval to decide, or lets an approved call run once).
     The refusal to answer with, its outcome in ``audit``; or the question to put
     first (a call that would run and waits for the user's yes: nothing counted, no audit row);
-    None when the call may go on.
+    or, for a call creating a task (``for_task``), the new ``Approval`` its task is to wait on
+    (audited ``approval_required``); None when the call may go on.
     """
     problems = argument_problems(entry.validator, arguments)
     if problems:
@@ -170,9 +172,12 @@ def preflight(
         audit.refused(Outcome.RATE_LIMITED)
         return refused
     if out_of_band:
-        gated = approvals.gate(call, entry, arguments)
+        gated = approvals.gate(call, entry, arguments, for_task=for_task)
         if not gated.runs:
             audit.refused(gated.outcome)
+            if for_task and gated.waiting is not None:
+                return gated.waiting  # its task waits on it, whatever the client can ask
+
             return approvals.asked(call, gated)  # by URL where the client can be asked so
         audit.approved = True
         confirmation = Confirmation(Verdict.ACCEPTED)
@@ -198,6 +203,7 @@ def _call(
         refuse_synchronous_call(entry)
     # A task's run was counted when its tools/call created it (mcp_tasks/calls.py).
     stopped = preflight(call, entry, arguments, audit, confirmation, count_call=not as_task)
+    assert not isinstance(stopped, Approval)  # only a task's creation (``for_task``) waits on one
     if stopped is not None:
         return stopped
     if entry.builtin == RUN_CODE:
