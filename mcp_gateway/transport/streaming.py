@@ -111,17 +111,15 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
         return transport
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # ``receive`` replays the body the SDK's size limit has already read in full.
         if scope.get("method") != "POST":
             await super()._handle_request(scope, receive, send)
             return
-        first = await receive()
-        pending = [first]
+        read, body = await peek_body(receive, self.max_request_body_size)
 
         async def replay() -> Message:
-            return pending.pop() if pending else await receive()
+            return read.pop(0) if read else await receive()
 
-        needed = await self._missing_scope(scope, first)
+        needed = await self._missing_scope(scope, body)
         if needed is not None:
             message = f"This connection does not carry this tool: it needs the scope {needed}."
             await send_step_up(send, needed, message)
@@ -129,23 +127,42 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
         if not self._json_default:
             await super()._handle_request(scope, replay, send)
             return
-        token = streamed_var.set(True) if await self._wants_stream(scope, first) else None
+        token = streamed_var.set(True) if await self._wants_stream(scope, body) else None
         try:
             await super()._handle_request(scope, replay, send)
         finally:
             if token is not None:
                 streamed_var.reset(token)
 
-    async def _missing_scope(self, scope: Scope, first: Message) -> str | None:
-        if first.get("type") != "http.request" or first.get("more_body"):
-            return None
-        message = _tool_call(first.get("body", b""))
+    async def _missing_scope(self, scope: Scope, body: bytes | None) -> str | None:
+        message = _tool_call(body) if body is not None else None
         return await missing_scope(scope_caller(scope), message) if message is not None else None
 
-    async def _wants_stream(self, scope: Scope, first: Message) -> bool:
-        if first.get("type") != "http.request" or first.get("more_body"):
-            return False
-        message = _tool_call(first.get("body", b""))
+    async def _wants_stream(self, scope: Scope, body: bytes | None) -> bool:
+        message = _tool_call(body) if body is not None else None
         if message is None or not check_accept_headers(HeaderView(scope, b"accept"))[1]:
             return False  # not a call, or the client cannot read a stream
         return await self._chooser(scope, message)
+
+
+async def peek_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The messages of a POST's body read ahead (to replay to the SDK as they came), and the body
+    they make, however many chunks it came in; None when it is over ``limit`` bytes (the SDK's own
+    limit, which answers 413) or the client went away first. Reads at most ``limit`` plus a chunk.
+
+    The SDK's body limit middleware in front of the manager already joins the chunks into one
+    message; this does not count on it, so a multi-chunk body is judged like a single-chunk one
+    (the step-up, the stream choice) whatever the SDK does before it.
+    """
+    read: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        read.append(message)
+        if message.get("type") != "http.request":
+            return read, None
+        size += len(message.get("body", b""))
+        if size > limit:
+            return read, None
+        if not message.get("more_body"):
+            return read, b"".join(part.get("body", b"") for part in read)
