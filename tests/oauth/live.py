@@ -43,10 +43,23 @@ class MemoryStorage:
 
 
 class Person:
-    """Opens the authorization URL as a browser would: sign in, read the consent page, press a button."""
+    """Opens the authorization URL as a browser would: sign in, read the consent page, press a button.
 
-    def __init__(self, username: str, *, read_only: bool = False, allow: bool = True):
+    ``app_choices``: on each visit in turn, the apps' choices to make (app -> full|read|none); apps
+    left out, and every app on later visits, keep what the page preselected.
+    """
+
+    def __init__(
+        self,
+        username: str,
+        *,
+        read_only: bool = False,
+        allow: bool = True,
+        app_choices: list[dict[str, str]] | None = None,
+    ):
         self.username, self.read_only, self.allow = username, read_only, allow
+        self.app_choices = list(app_choices or [])
+        self.consent_pages: list[str] = []
         self.consent_html = ""
         self.visits = 0
         self.result: AuthorizationCodeResult | None = None
@@ -65,7 +78,10 @@ class Person:
             consent = await browser.get(consent_url)
             assert consent.status_code == 200, consent.text
             self.consent_html = consent.text
+            self.consent_pages.append(consent.text)
             form = hidden_fields(consent.text)
+            choices = self.app_choices.pop(0) if self.app_choices else {}
+            form.update({f"app_{app}": choice for app, choice in choices.items()})
             if self.allow:
                 form["allow"] = "on"
             if self.read_only:
