@@ -8,7 +8,11 @@ connection that carries the tool.
 session belongs to the credential that opened it (the SDK's session manager), and the wider
 consent is a new connection, so the retried call on the old session is 404 ``Session not found``,
 which the SDK client raises rather than opening a new session; a new session with the token the
-provider now holds calls the tool without asking the person again."""
+provider now holds calls the tool without asking the person again.
+
+A static API token narrowed with ``--apps`` has nobody to ask: the SDK client (no OAuth provider)
+gets the same 403 and header, and raises ``MCPError`` -32603 "Server returned an error response",
+without the status or the scope."""
 
 from __future__ import annotations
 
@@ -16,9 +20,11 @@ import re
 from io import StringIO
 
 import anyio
+import httpx2
 import pytest
 from django.core.management import call_command
-from mcp import MCPError
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
 from oauth.models import Connection
 from tests.mcp_gateway.conftest import all_tool_names
@@ -27,6 +33,7 @@ from tests.mcp_gateway.test_confirmation import MANIFEST as LEDGER
 from tests.oauth.live import PASSWORD, MemoryStorage, Person, oauth_client, provider
 
 ECHO = ("acme_cases_echo", {"thing": "hi"})
+STEP_UP = 'Bearer error="insufficient_scope", scope="app:cases"'
 
 
 @pytest.fixture
@@ -85,3 +92,27 @@ def test_2025_the_sdk_steps_up_but_its_old_session_is_refused_and_a_new_one_call
     assert person.visits == 2  # the step-up's consent happened
     assert "Session not found" in refused.error.message
     assert echoed.is_error is False and person.visits == 2  # the wider token, no third consent
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_narrowed_api_token_gets_the_403_and_the_sdk_raises_a_generic_error(
+    mcp_url, platform, make_token, mode
+):
+    token = make_token(platform, "writer", apps=["ledger"])[1]
+    answers: list[httpx2.Response] = []
+
+    async def seen(response: httpx2.Response) -> None:
+        answers.append(response)
+
+    async def main():
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [seen]}) as http:
+            async with Client(streamable_http_client(mcp_url(), http_client=http), mode=mode) as client:
+                with pytest.raises(MCPError) as raised:
+                    await client.call_tool(*ECHO)
+                return raised.value
+
+    error = anyio.run(main)
+    step_ups = [answer for answer in answers if answer.status_code == 403]
+    assert len(step_ups) == 1 and step_ups[0].headers["www-authenticate"] == STEP_UP
+    assert error.error.code == -32603 and error.error.message == "Server returned an error response"
