@@ -26,14 +26,25 @@ ARGUMENTS = {"account": "acct-1"}
 MODERN = "2026-07-28"
 
 
+CHECKED_LATER = "acme_ledger_wipe_later_checked"
+
+
+def _with_a_four_eyes_task_tool() -> dict:
+    manifest = _manifest()
+    later = next(tool for tool in manifest["mcp"]["tools"] if tool["name"] == "wipe_later")
+    manifest["mcp"]["tools"].append({**later, "name": "wipe_later_checked", "approvers": "role:auditor"})
+    return manifest
+
+
 @pytest.fixture
 def tokens(mcp_url, make_tenant, make_member, make_token, deploy):
     tenant = make_tenant("acme")
     for name in ("alice", "bob"):
         make_member(tenant, name)
+    make_member(tenant, "carol", roles=["auditor"])
     make_member(tenant, "root", admin=True)
-    deploy(tenant, _manifest(), FILES)
-    return {name: make_token(tenant, name)[1] for name in ("alice", "bob", "root")}
+    deploy(tenant, _with_a_four_eyes_task_tool(), FILES)
+    return {name: make_token(tenant, name)[1] for name in ("alice", "bob", "carol", "root")}
 
 
 def tasks_client(url: str, token: str):
@@ -44,10 +55,12 @@ def approval_id_in(message: str) -> str:
     return re.findall(r"apr_[0-9a-z]+", message)[-1]
 
 
-def created_waiting(url: str, token: str, ttl: int | None = None) -> types.CreateTaskResult:
+def created_waiting(
+    url: str, token: str, ttl: int | None = None, name: str = WIPE_LATER
+) -> types.CreateTaskResult:
     async def main():
         async with mcp_client(url, token) as client:  # no elicitation capability
-            return await create_task(client, WIPE_LATER, ARGUMENTS, ttl=ttl)
+            return await create_task(client, name, ARGUMENTS, ttl=ttl)
 
     return anyio.run(main)
 
@@ -90,6 +103,19 @@ def test_a_task_waits_input_required_until_approved_then_runs_once(live_url, mcp
     again = created_waiting(mcp_url(), tokens["alice"])
     assert again.task.status == "input_required" and approval_id_in(again.task.status_message) != approval_id
     assert runs() == 1
+
+
+def test_a_four_eyes_task_waits_for_another_persons_approval(live_url, mcp_url, tokens):
+    created = created_waiting(mcp_url(), tokens["alice"], name=CHECKED_LATER)
+    approval_id = approval_id_in(created.task.status_message)
+
+    assert decide(live_url, tokens["alice"], approval_id, True).status_code == 403  # their own call
+    assert decide(live_url, tokens["bob"], approval_id, True).status_code == 404  # not an auditor
+    assert ToolTask.all_tenants.get().status == ToolTask.Status.INPUT_REQUIRED and runs() == 0
+    assert decide(live_url, tokens["carol"], approval_id, True).status_code == 200
+
+    final, result = finished(mcp_url(), tokens["alice"], created.task.task_id)
+    assert final.status == "completed" and result.is_error is False and runs() == 1
 
 
 def test_tasks_result_waits_for_the_decision_and_answers_the_run(live_url, mcp_url, tokens, settings):
