@@ -8,7 +8,7 @@ from celery import shared_task
 
 from mcp_gateway.mcp_tasks import queue as task_queue
 from mcp_gateway.mcp_tasks import store as task_store
-from mcp_gateway.mcp_tasks.approval_waits import settle_expired
+from mcp_gateway.mcp_tasks.approval_waits import settle_due
 from mcp_gateway.mcp_tasks.runs import audit_lost, execute_task
 
 logger = logging.getLogger("mcp_gateway.tasks")
@@ -27,12 +27,12 @@ def sweep_tool_tasks() -> dict:
 
 
 def sweep() -> dict:
-    """Send forgotten runs again, fail and audit lost ones, end the tasks whose approval expired
-    undecided, purge expired tasks."""
-    refused = settle_expired()
+    """Send forgotten runs again, fail and audit lost ones, settle the tasks waiting on an approval
+    that expired or was decided (``approval_waits.settle_due``), purge expired tasks."""
+    settled = settle_due()
     swept = task_store.sweep()
     for task in swept.lost:
         audit_lost(task)
     task_queue.send_on_commit(swept.resend)
     counts = {"resent": len(swept.resend), "lost": len(swept.lost), "purged": swept.purged}
-    return {**counts, "unapproved": refused}
+    return {**counts, "approvals_settled": settled}

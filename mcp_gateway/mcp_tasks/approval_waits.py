@@ -6,14 +6,13 @@ of its own, and stays so until the approval is decided or expires.
 task ``resume``d in one transaction (so it runs once), and its run sent; denied or expired, the task
 ends with the reason as its error result (audited ``declined``: nothing ran). It is called at once
 on a decision (``decided``, the approvals' listener), when the caller polls (``calls._catch_up``),
-and by the sweep for the approvals that expired undecided (``settle_expired``).
+and by the sweep (``settle_due``: approvals that expired, and decisions whose listener did not run).
 """
 
 from __future__ import annotations
 
-import logging
-
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from mcp_gateway.audit_log import record_call
@@ -23,7 +22,6 @@ from mcp_gateway.models import Approval, ToolCallAudit, ToolTask
 from mcp_gateway.tools.call import approvals
 from tenants.callers import Caller
 
-logger = logging.getLogger("mcp_gateway.mcp_tasks.approval_waits")
 Status = Approval.Status
 SWEEP_BATCH = 1000
 
@@ -35,7 +33,7 @@ def waits_on_approval(task: ToolTask) -> bool:
 def settle(task: ToolTask) -> None:
     """Move ``task`` on as its approval says: run it (approved), end it (denied, expired) or leave
     it waiting (pending). A task not waiting on an approval is left alone."""
-    if not waits_on_approval(task) or task.approval_id is None:
+    if task.approval_id is None or not waits_on_approval(task):
         return
     approval = Approval.all_tenants.select_related("decided_by").filter(pk=task.approval_id).first()
     if approval is None or approval.status == Status.USED:
@@ -70,15 +68,14 @@ def decided(approval: Approval) -> None:
         settle(task)
 
 
-def settle_expired() -> int:
-    """The sweep's part: end the tasks whose approval expired undecided (or approved and unused)."""
-    stale = ToolTask.all_tenants.filter(
-        status=ToolTask.Status.INPUT_REQUIRED,
-        approval__isnull=False,
-        approval__expires_at__lte=timezone.now(),
-        approval__status__in=[Status.PENDING, Status.APPROVED],
+def settle_due() -> int:
+    """The sweep's part: settle the waiting tasks whose approval expired, or was decided without
+    its listener having moved the task (a crash between the two); how many it looked at."""
+    waiting = ToolTask.all_tenants.filter(status=ToolTask.Status.INPUT_REQUIRED, approval__isnull=False)
+    due = waiting.filter(
+        Q(approval__expires_at__lte=timezone.now()) | Q(approval__status__in=[Status.APPROVED, Status.DENIED])
     )
-    tasks = list(stale[:SWEEP_BATCH])
+    tasks = list(due[:SWEEP_BATCH])
     for task in tasks:
         settle(task)
     return len(tasks)

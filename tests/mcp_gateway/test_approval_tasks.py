@@ -165,11 +165,23 @@ def test_the_sweep_ends_a_task_whose_approval_expired_undecided(live_url, mcp_ur
     created = created_waiting(mcp_url(), tokens["bob"])
     Approval.all_tenants.update(expires_at=timezone.now() - dt.timedelta(seconds=1))
 
-    assert beat.sweep()["unapproved"] == 1
+    assert beat.sweep()["approvals_settled"] == 1
 
     task = ToolTask.all_tenants.get(task_id=created.task.task_id)
     assert task.status == ToolTask.Status.FAILED and "without a decision" in task.status_message
-    assert beat.sweep()["unapproved"] == 0 and outcomes(WIPE_LATER) == ["approval_required", "declined"]
+    assert beat.sweep()["approvals_settled"] == 0
+    assert outcomes(WIPE_LATER) == ["approval_required", "declined"]
+
+
+def test_the_sweep_runs_a_task_whose_approval_was_decided_without_moving_it(live_url, mcp_url, tokens):
+    created = created_waiting(mcp_url(), tokens["alice"])
+    # Decided in a process that died before its listener moved the task.
+    Approval.all_tenants.update(status=Approval.Status.APPROVED, decided_at=timezone.now())
+
+    assert beat.sweep()["approvals_settled"] == 1
+
+    final, result = finished(mcp_url(), tokens["alice"], created.task.task_id)
+    assert final.status == "completed" and result.is_error is False and runs() == 1
 
 
 def test_a_cancelled_waiting_task_takes_its_approval_off_the_lists(live_url, mcp_url, tokens):
