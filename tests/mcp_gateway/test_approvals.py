@@ -229,3 +229,19 @@ def test_approvals_are_purged_with_the_audit_after_they_expire(ledger, tokens, s
 
     assert counts["approvals"] == 1
     assert list(Approval.all_tenants.values_list("question", flat=True))[0].count('"new"') == 1
+
+
+def test_an_agents_held_approval_lets_only_its_run_go_ahead(ledger, tokens):
+    # The same member's own call of the same tool and arguments is another call: approving the
+    # agent's held call does not let it run (it asks for an approval of its own).
+    from mcp_gateway.tools.call.approvals import hold_for_agent, record_agent_decision
+
+    alice = access_user("alice")
+    caller = caller_for(ledger, alice)
+    arguments = {"account": "acct-1"}
+    hold_for_agent(ledger, caller, WIPE, arguments, "Wipe?", "run_1", 3)
+    record_agent_decision("run_1", ledger.pk, 3, access_user("root"), True)
+
+    own = call_tool(ledger, caller, WIPE, arguments)
+
+    assert own.is_error is True and own.structured_content["approval"] and runs() == 0

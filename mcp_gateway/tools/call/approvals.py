@@ -335,6 +335,7 @@ def hold_for_agent(
         approvers=(entry.approvers if entry else None) or "",
         agent_run_id=run_id,
         agent_step=step,
+        closed=True,  # only its run goes ahead on it: no call of the caller's own may use it
         expires_at=timezone.now() + dt.timedelta(seconds=AGENT_HOLD_SECONDS),
     )
 
