@@ -157,8 +157,8 @@ class Approval(TenantOwned):
     not kept, only the confirmation question that shows them, bounded). Agents' held calls are
     approvals too (``agent_run_id``, ``agent_step``), and so are the approvals MCP tasks wait on
     (``ToolTask.approval``). ``closed``: its last answer (used, denied, expired) was given to the
-    caller, so the same call asks anew; a task's approval is closed from the start (only its task
-    runs on it).
+    caller, so the same call asks anew; a task's or an agent run's approval is closed from the
+    start (only that task or run goes ahead on it).
     """
 
     class Status(models.TextChoices):
