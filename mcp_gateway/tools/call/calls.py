@@ -177,7 +177,6 @@ def preflight(
             audit.refused(gated.outcome)
             if for_task and gated.waiting is not None:
                 return gated.waiting  # its task waits on it, whatever the client can ask
-
             return approvals.asked(call, gated)  # by URL where the client can be asked so
         audit.approved = True
         confirmation = Confirmation(Verdict.ACCEPTED)
