@@ -19,6 +19,7 @@ from mcp_gateway.models import Approval, ToolTask
 from tests.mcp_gateway.conftest import mcp_client
 from tests.mcp_gateway.test_approvals import _manifest, decide, look
 from tests.mcp_gateway.test_confirmation import FILES, WIPE_LATER, outcomes, runs
+from tests.mcp_gateway.test_url_elicitation import UrlOnlyClient
 from tests.support import tasks_extension as ext
 from tests.support.task_client import create_task, get_task, send, wait_until_finished
 
@@ -225,3 +226,22 @@ def test_2026_extension_task_waits_input_required_with_nothing_to_answer(live_ur
     assert runs() == (1 if approve else 0)
     if not approve:
         assert "alice denied it" in ended["result"]["content"][0]["text"]
+
+
+def test_a_url_only_client_gets_the_waiting_task_not_a_url_question(live_url, mcp_url, tokens):
+    async def never_asked(context, params):  # the task is how it waits; its URL is in statusMessage
+        raise AssertionError("a task's approval is not asked by URL")
+
+    async def main():
+        async with mcp_client(
+            mcp_url(), tokens["alice"], client_type=UrlOnlyClient, elicitation_callback=never_asked
+        ) as client:
+            return await create_task(client, WIPE_LATER, ARGUMENTS)
+
+    created = anyio.run(main)
+
+    assert (
+        created.task.status == "input_required"
+        and "/console/acme/approvals/apr_" in created.task.status_message
+    )
+    assert runs() == 0 and outcomes(WIPE_LATER) == ["approval_required"]
