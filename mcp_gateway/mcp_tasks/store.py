@@ -87,7 +87,8 @@ def create(
     # Waiting is bounded: past this many tasks not yet started, the tenant's share is taken; one
     # member may hold only their share of that queue, so the others can still queue theirs.
     per_queue = settings.TASK_MAX_QUEUED_PER_TENANT
-    waiting = unfinished.filter(started_at__isnull=True)
+    # Tasks waiting on their caller or on a person's approval hold no place in the workers' queue.
+    waiting = unfinished.filter(started_at__isnull=True, status=Status.WORKING)
     if waiting.filter(member=caller.person_key).count() >= member_share(per_queue):
         raise TaskLimitReached("member_queue", member_share(per_queue))
     if waiting.count() >= per_queue:

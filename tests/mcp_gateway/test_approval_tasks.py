@@ -245,3 +245,12 @@ def test_a_url_only_client_gets_the_waiting_task_not_a_url_question(live_url, mc
         and "/console/acme/approvals/apr_" in created.task.status_message
     )
     assert runs() == 0 and outcomes(WIPE_LATER) == ["approval_required"]
+
+
+def test_tasks_waiting_on_approval_hold_no_place_in_the_workers_queue(live_url, mcp_url, tokens, settings):
+    settings.TASK_MAX_QUEUED_PER_TENANT = 1  # read per call by the live server in this process
+
+    first = created_waiting(mcp_url(), tokens["alice"])
+    second = created_waiting(mcp_url(), tokens["bob"])
+
+    assert first.task.status == second.task.status == "input_required"
