@@ -64,7 +64,7 @@ lint: install
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(VENV)/bin/deptry .
-	$(VENV)/bin/deptry . --exclude '\.venv|bench|examples|fixtures|var|lcp/templates|tests/.*/apps/' --ignore DEP002,DEP004
+	$(VENV)/bin/deptry . --exclude '\.venv|bench|examples|fixtures|var|app_templates/files|tests/.*/apps/' --ignore DEP002,DEP004
 	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"; \
 		status=$$?; rm -rf "$$site"; exit $$status
 

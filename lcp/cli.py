@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from app_templates import FIELD_TYPES
 from lcp import calls
 from lcp.bundle_files import read_folder
 from lcp.client import Platform
@@ -20,7 +21,7 @@ from lcp.config import Login, config_path, load_login, save_login
 from lcp.dev import DevLoop
 from lcp.exceptions import LcpError, Refused
 from lcp.output import emit_json, error_lines, note, plural
-from lcp.templates import TEMPLATES, write_app
+from lcp.templates import TEMPLATES, fields_of, write_app
 
 FOLLOW_SECONDS = 1.0
 
@@ -61,12 +62,20 @@ def login(url: str, tenant: str, token: str, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--template", type=click.Choice(TEMPLATES), default="blank", show_default=True)
 @click.option("--dir", "target", type=click.Path(file_okay=False, path_type=Path), help="Default: ./NAME")
+@click.option(
+    "--field",
+    "field_specs",
+    multiple=True,
+    metavar="NAME:TYPE[:required]",
+    help=f"A field of the crud collection, repeatable (types: {', '.join(FIELD_TYPES)}). "
+    "Default: title:string:required, notes:text, done:boolean",
+)
 @json_option
-def init(name: str, template: str, target: Path | None, as_json: bool) -> None:
+def init(name: str, template: str, target: Path | None, field_specs: tuple[str, ...], as_json: bool) -> None:
     """Make a new app folder NAME from a template (crud: a collection with its five tools, a resource, a
-    prompt, a screen and an example test)."""
+    prompt, a screen and an example test; service: a tool that calls another service)."""
     target = target or Path(name)
-    written = write_app(template, name, target)
+    written = write_app(template, name, target, fields_of(field_specs))
     if as_json:
         emit_json({"app": name, "folder": str(target), "files": written})
         return

@@ -1,61 +1,47 @@
-"""The app templates ``lcp init`` writes (package data under ``lcp/templates/``, the one source of them).
-
-Each file's ``__APP__`` becomes the app's name and ``__TITLE__`` its title.
-"""
+"""``lcp init``: a new app folder from a template of ``app_templates`` (their one source, shared with the
+console's "New app")."""
 
 from __future__ import annotations
 
-import re
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from app_templates import TEMPLATES, Field, TemplateError, parse_field, render
 from lcp.exceptions import LcpError
 
-TEMPLATES = ("blank", "crud")
-APP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # the manifest's app name pattern
+__all__ = ["TEMPLATES", "fields_of", "render", "write_app"]
 
 
-def template_files(template: str) -> dict[str, str]:
-    """Relative path -> text of every file of ``template``, placeholders unfilled."""
-    root = resources.files("lcp") / "templates" / template
-    found: dict[str, str] = {}
+def fields_of(specs: tuple[str, ...]) -> list[Field] | None:
+    """The ``--field name:type[:required]`` options as fields (None when none were given).
 
-    def walk(node: Traversable, prefix: str) -> None:
-        for child in node.iterdir():
-            if child.name == "__pycache__":
-                continue
-            if child.is_dir():
-                walk(child, f"{prefix}{child.name}/")
-            else:
-                found[f"{prefix}{child.name}"] = child.read_text(encoding="utf-8")
-
-    walk(root, "")
+    Raises:
+        LcpError: a field the generator refuses, with every problem.
+    """
+    if not specs:
+        return None
+    found, problems = [], []
+    for spec in specs:
+        try:
+            found.append(parse_field(spec))
+        except TemplateError as err:
+            problems += err.problems
+    if problems:
+        raise LcpError("; ".join(problems))
     return found
 
 
-def render(template: str, name: str) -> dict[str, str]:
-    """The files of ``template`` for an app called ``name``."""
-    title = name.replace("_", " ").capitalize()
-    return {
-        path: text.replace("__APP__", name).replace("__TITLE__", title)
-        for path, text in template_files(template).items()
-    }
-
-
-def write_app(template: str, name: str, target: Path) -> list[str]:
+def write_app(template: str, name: str, target: Path, fields: list[Field] | None = None) -> list[str]:
     """Write a new app folder; returns the paths written.
 
     Raises:
-        LcpError: a name the manifest would refuse, or ``target`` exists and is not empty.
+        LcpError: a name the manifest would refuse, bad fields, or ``target`` exists and is not empty.
     """
-    if not APP_NAME.fullmatch(name):
-        raise LcpError(
-            f"'{name}' is not an app name: lowercase letters, digits and _, a letter first, at most 40"
-        )
+    try:
+        files = render(template, name, fields)
+    except TemplateError as err:
+        raise LcpError("; ".join(err.problems)) from None
     if target.exists() and any(target.iterdir()):
         raise LcpError(f"{target} exists and is not empty: choose another name or folder")
-    files = render(template, name)
     for path, text in sorted(files.items()):
         destination = target / path
         destination.parent.mkdir(parents=True, exist_ok=True)

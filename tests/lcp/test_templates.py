@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from click.testing import CliRunner
 
 from apps_runtime.manifest import bundle_from_mapping
 from apps_runtime.manifest.handlers import check_bundle
+from lcp.cli import cli
 from lcp.exceptions import LcpError
 from lcp.templates import TEMPLATES, render, write_app
 
@@ -37,3 +39,19 @@ def test_init_refuses_a_name_the_manifest_would_refuse_and_a_folder_in_use(tmp_p
     with pytest.raises(LcpError, match="not empty"):
         write_app("blank", "todo", tmp_path / "used")
     assert write_app("blank", "todo", tmp_path / "new") == ["app.json", "server/hello.py"]
+
+
+def test_init_takes_the_crud_collections_fields(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(
+        cli,
+        ["init", "shop", "--template", "crud", "--field", "sku:string:required", "--field", "price:number"],
+    )
+    assert done.exit_code == 0, done.output
+    schema = json.loads((tmp_path / "shop" / "app.json").read_text())["collections"]["items"]["schema"]
+    assert schema["required"] == ["sku"] and schema["properties"]["price"] == {"type": "number"}
+
+    refused = CliRunner().invoke(cli, ["init", "bad", "--template", "crud", "--field", "Price:money"])
+    assert refused.exit_code == 1
+    assert "'Price' is not a field name" in refused.output and "'money' is not a field type" in refused.output
+    assert not (tmp_path / "bad").exists()

@@ -2,13 +2,13 @@
 
 from platform_sdk import NotFound
 
-FIELDS = ("title", "notes", "done")
+FIELDS = __ALL_FIELDS__
 
 
 def handle(request):
     changes = {key: request.body[key] for key in FIELDS if key in request.body}
     if not changes:
-        return {"error": "give at least one of title, notes, done"}, 400
+        return {"error": "give at least one of " + ", ".join(FIELDS)}, 400
     try:
         record = request.records.update("items", request.params["item_id"], changes)
     except NotFound:
