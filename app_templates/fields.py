@@ -63,6 +63,8 @@ DEFAULT_FIELDS = (Field("title", "string", required=True), Field("notes", "text"
 
 def name_problem(name: str) -> str | None:
     """What is wrong with ``name`` as a field name (None: nothing)."""
+    if not name:
+        return "give the field a name, or remove it"
     if not FIELD_NAME.fullmatch(name):
         return (
             f"'{name[:60]}' is not a field name: lowercase letters, digits and _, a letter first, at most 40"
