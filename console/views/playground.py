@@ -26,10 +26,10 @@ from mcp_gateway.exceptions import InternalError, ToolUnavailable
 from mcp_gateway.models import ToolCallAudit
 from mcp_gateway.screen_host.calls import Question, call_from_screen
 from mcp_gateway.tools.call.preview import tools_list
-from mcp_gateway.tools.catalog.catalog import catalog_for
+from mcp_gateway.tools.catalog.catalog import CatalogEntry, catalog_for
 from mcp_gateway.tools.catalog.output_budget import TRUNCATED_KEY
 from mcp_gateway.tools.catalog.token_estimate import estimate_tokens
-from tenants.callers import caller_for
+from tenants.callers import Caller, caller_for
 
 
 def _truncation(structured: object) -> str:
@@ -117,7 +117,7 @@ def play(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
     return render_page(request, page, "playground.html", context, current="console:apps", status=status)
 
 
-def _screen_link(page: TenantPage, app: str, entry, arguments: dict) -> str:
+def _screen_link(page: TenantPage, app: str, entry: CatalogEntry, arguments: dict) -> str:
     """The front-end path's host page showing this call in the tool's screen ("" when it has none).
 
     The host page makes a read-only tool's call from its query (string arguments only), as the
@@ -131,7 +131,12 @@ def _screen_link(page: TenantPage, app: str, entry, arguments: dict) -> str:
 
 
 def _resource(
-    request: HttpRequest, page: TenantPage, caller, app: str, resources: list, context: dict
+    request: HttpRequest,
+    page: TenantPage,
+    caller: Caller,
+    app: str,
+    resources: list[reads.ResourceEntry],
+    context: dict,
 ) -> HttpResponse:
     wire_name = _picked(request, "resource") or ""
     entry = next((e for e in resources if e.wire_name == wire_name), None)
@@ -147,7 +152,9 @@ def _resource(
     return render_page(request, page, "playground.html", context, current="console:apps", status=status)
 
 
-def _prompt(request: HttpRequest, page: TenantPage, caller, prompts: list, context: dict) -> HttpResponse:
+def _prompt(
+    request: HttpRequest, page: TenantPage, caller: Caller, prompts: list[reads.PromptEntry], context: dict
+) -> HttpResponse:
     wire_name = _picked(request, "prompt") or ""
     entry = next((e for e in prompts if e.wire_name == wire_name), None)
     if entry is None:
