@@ -59,7 +59,7 @@ def page(platform):
         browser.close()
 
 
-def test_a_crud_app_with_two_picked_fields_is_made_deployed_and_tried(page):
+def test_a_crud_app_with_two_picked_fields_is_made_deployed_tried_and_shown_in_its_screen(page):
     page.goto("/console/acme/apps/")
     page.get_by_role("link", name="New app from a template").click()
     page.get_by_role("radio", name=re.compile(r"\bcrud\b")).check()
@@ -101,8 +101,7 @@ def test_a_crud_app_with_two_picked_fields_is_made_deployed_and_tried(page):
     expect(page.locator("#answer")).to_contain_text("# How to keep the list")
     shoot(page, "new-app-resource")
 
-
-def test_an_item_opens_in_its_screen_on_the_host_page(page):
+    # One item in its screen, on the front-end path's host page (the screen's script runs there).
     page.goto("/console/acme/apps/parts/playground?tool=acme_parts_list_items")
     page.get_by_role("button", name="Run as me").click()
     item_id = re.search(r'"id": "([^"]+)"', page.locator("#structured").inner_text()).group(1)
