@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import mcp.types as types
 
 from mcp_gateway.exceptions import InternalError, RouteAnswerRefused, Unavailable
+from mcp_gateway.tools.catalog.token_estimate import estimate_tokens
 from mcp_gateway.tools.pipeline.asks import Asked
 from mcp_gateway.tools.pipeline.call_context import CallContext
 from mcp_gateway.tools.prompts.prompts import PromptEntry, get_prompt, visible_prompts
@@ -56,6 +57,14 @@ class PromptArgument:
     description: str
     choices: tuple[str, ...]
     value: str
+
+
+def listing_of(entry: ResourceEntry | PromptEntry) -> tuple[str, int]:
+    """The entry as resources/list (or templates/list, prompts/list) gives it, and its token estimate
+    (counted as Preview as counts a list's items)."""
+    listed = entry.listed if isinstance(entry, ResourceEntry) else entry.prompt
+    wire = listed.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return json.dumps(wire, indent=2, ensure_ascii=False), estimate_tokens([wire])
 
 
 def app_resources(tenant: Tenant, caller: Caller, app: str) -> list[ResourceEntry]:

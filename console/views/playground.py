@@ -143,7 +143,8 @@ def _resource(
     if entry is None:
         raise ConsoleNotFound()
     uri = (request.POST.get("uri") or "").strip()[:2000] if request.method == "POST" else entry.pattern.uri
-    context |= {"resource": entry, "uri": uri, "mode": "resource"}
+    listing, tokens = reads.listing_of(entry)
+    context |= {"resource": entry, "uri": uri, "mode": "resource", "listing": listing, "tokens": tokens}
     status = 200
     if request.method == "POST":
         answer = reads.read_as(page.tenant, caller, app, uri)
@@ -161,7 +162,14 @@ def _prompt(
         raise ConsoleNotFound()
     posted = request.POST if request.method == "POST" else None
     arguments = reads.prompt_arguments(entry, posted)
-    context |= {"prompt": entry, "prompt_arguments": arguments, "mode": "prompt"}
+    listing, tokens = reads.listing_of(entry)
+    context |= {
+        "prompt": entry,
+        "prompt_arguments": arguments,
+        "mode": "prompt",
+        "listing": listing,
+        "tokens": tokens,
+    }
     status = 200
     if posted is not None:
         answer = reads.get_as(page.tenant, caller, entry, arguments)

@@ -31,6 +31,10 @@ def test_a_resource_is_read_as_the_admin_and_shown_as_a_client_gets_it(signed_in
     client = signed_in("admin")
     picked = client.get(TODO, {"resource": "acme_todo_guide"}).content.decode()
     assert 'id="read-form"' in picked and 'value="todo://guide"' in picked
+    assert (
+        "As a client lists it: about" in picked
+        and "&quot;mimeType&quot;: &quot;text/markdown&quot;" in picked
+    )
     read = client.post(TODO, {"resource": "acme_todo_guide", "uri": "todo://guide"})
     body = read.content.decode()
     assert read.status_code == 200 and "Contents, as a client gets them" in body
@@ -44,6 +48,10 @@ def test_a_prompt_is_got_with_its_arguments(signed_in, todo):
     client = signed_in("admin")
     picked = client.get(TODO, {"prompt": "acme_todo_review_items"}).content.decode()
     assert 'name="arg:focus"' in picked
+    assert (
+        "As a client lists it: about" in picked
+        and "&quot;name&quot;: &quot;acme_todo_review_items&quot;" in picked
+    )
     body = client.post(
         TODO, {"prompt": "acme_todo_review_items", "arg:focus": "the kitchen"}
     ).content.decode()
