@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DEBUG ?= true
 
-.PHONY: demo test install system-deps lint bench clean
+.PHONY: demo test install system-deps lint bench clean editor-bundle editor-bundle-check
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,14 @@ test: install system-deps
 # and the dev extra (tenant bundles under tests/ import the handler SDK, which the sandbox provides).
 # The manual (docs/, mkdocs.yml) is built strict, so a broken link or anchor fails, into a
 # temporary folder, never into the checkout.
+# The console editor's CodeMirror 6 bundle, rebuilt from console/code_editor/package-lock.json (Node 22
+# and the pinned packages from npm); the check rebuilds it and compares with the committed one.
+editor-bundle:
+	bash .ci/build-editor
+
+editor-bundle-check:
+	bash .ci/build-editor --check
+
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
