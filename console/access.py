@@ -15,8 +15,8 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
+from console.csp import render_under_policy
 from console.exceptions import ConsoleNotFound
 from tenants.authority import standing
 from tenants.lookups import tenant_by_slug
@@ -61,7 +61,7 @@ def tenant_page(*, admin: bool) -> Callable:
             except ConsoleNotFound:
                 # The console's own page, also with DEBUG on: Django's debug 404 would list every URL
                 # pattern to a member who only opened an admin page.
-                return render(request, "console/not_found.html", status=404)
+                return render_under_policy(request, "console/not_found.html", status=404)
 
         wrapped.admin_only = admin
         return wrapped

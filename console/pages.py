@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from console.access import TenantPage
+from console.csp import render_under_policy
 
 # (label, url name, admin only), in the order of the navigation bar.
 NAVIGATION = [
@@ -36,8 +36,11 @@ def render_page(
     *,
     current: str,
     status: int = 200,
+    style_nonce: bool = False,
 ) -> HttpResponse:
     """Render ``template`` for ``page``; ``current`` is the url name of the navigation entry shown."""
     nav = [(label, name) for label, name, admin_only in NAVIGATION if page.is_admin or not admin_only]
     base = {"page": page, "tenant": page.tenant, "nav": nav, "current": current}
-    return render(request, f"console/{template}", {**base, **(context or {})}, status=status)
+    return render_under_policy(
+        request, f"console/{template}", {**base, **(context or {})}, status=status, style_nonce=style_nonce
+    )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 
 from console.access import TenantPage, tenant_page, tenants_of
+from console.csp import render_under_policy
 from tenants.models import Membership
 
 
@@ -17,7 +18,7 @@ def index(request: HttpRequest) -> HttpResponse:
         m.tenant_id: m for m in Membership.all_tenants.filter(user_id=request.user.pk, tenant__in=tenants)
     }
     rows = [(tenant, memberships.get(tenant.pk)) for tenant in tenants]
-    return render(request, "console/index.html", {"rows": rows})
+    return render_under_policy(request, "console/index.html", {"rows": rows})
 
 
 @tenant_page(admin=False)
