@@ -23,6 +23,8 @@ app_name = "console"
 
 urlpatterns = [
     path("_editor.js", editor.editor_script, name="editor-script"),
+    path("_code_editor.js", editor.code_editor_script, name="code-editor-script"),
+    path("_codemirror.js", editor.codemirror_bundle, name="codemirror-bundle"),
     path("_agent_run.js", agents.run_script, name="run-script"),
     path("", home.index, name="index"),
     path("<str:slug>/", home.tenant_home, name="tenant"),

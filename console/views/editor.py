@@ -11,13 +11,14 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from apps_runtime.deploy import deploy_bundle
 from apps_runtime.manifest import DeployRejected
 from apps_runtime.models import App
-from console import drafts
+from console import codemirror, drafts
 from console.access import TenantPage, tenant_page
 from console.exceptions import ConsoleNotFound
 from console.pages import render_page
@@ -93,7 +94,10 @@ def edit_app(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
         "has_draft": drafts.draft(request.session, page.tenant, app) is not None,
         "diff": drafts.diff(deployed, files),
     }
-    return render_page(request, page, "app_edit.html", context, current="console:apps", status=status)
+    # style_nonce: CodeMirror injects its styles (code_editor.js), allowed by this response's nonce.
+    return render_page(
+        request, page, "app_edit.html", context, current="console:apps", status=status, style_nonce=True
+    )
 
 
 @require_GET
@@ -101,3 +105,29 @@ def edit_app(request: HttpRequest, page: TenantPage, app: str) -> HttpResponse:
 def editor_script(request: HttpRequest) -> HttpResponse:
     """The editor's small script, served by the platform (no inline script, no static files server)."""
     return HttpResponse(render_to_string("console/editor.js"), content_type="text/javascript")
+
+
+@require_GET
+@cache_control(max_age=300)
+def code_editor_script(request: HttpRequest) -> HttpResponse:
+    """The code editor (an ES module): CodeMirror on each file, from the bundle of this release."""
+    bundle_url = f"{reverse('console:codemirror-bundle')}?v={codemirror.recorded_digest()[:16]}"
+    return HttpResponse(
+        render_to_string("console/code_editor.js", {"bundle_url": bundle_url}), content_type="text/javascript"
+    )
+
+
+@require_GET
+def codemirror_bundle(request: HttpRequest) -> HttpResponse:
+    """The vendored CodeMirror 6 bundle; kept by browsers for a year when asked for by its digest."""
+    bundle = codemirror.served_bundle()
+    gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
+    response = HttpResponse(
+        bundle.gzipped if gzipped else bundle.body, content_type="text/javascript; charset=utf-8"
+    )
+    if gzipped:
+        response["Content-Encoding"] = "gzip"
+    response["Vary"] = "Accept-Encoding"
+    current = request.GET.get("v") == codemirror.recorded_digest()[:16]
+    response["Cache-Control"] = "public, max-age=31536000, immutable" if current else "max-age=300"
+    return response

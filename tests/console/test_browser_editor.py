@@ -1,7 +1,8 @@
-"""The editor, the playground and a live agent run page in a real browser (Debian's chromium, Playwright)
-against ``manage.py serve``, with a scripted model server on loopback.
+"""The editor (with its CodeMirror code editor), the playground and a live agent run page in a real
+browser (Debian's chromium, Playwright) against ``manage.py serve``, with a scripted model server on
+loopback.
 
-``UPDATE_SCREENSHOTS=1`` refreshes the five screenshots of docs/console-editor.md in ``docs/console/``.
+``UPDATE_SCREENSHOTS=1`` refreshes the screenshots of docs/console-editor.md in ``docs/console/``.
 """
 
 from __future__ import annotations
@@ -88,17 +89,29 @@ def page(platform):
         browser.close()
 
 
+def code_editor(page, path: str):
+    """The CodeMirror editor of one file (its textarea, hidden, is what the form posts)."""
+    expect(page.locator("html[data-code-editor=ready]")).to_have_count(1)
+    return page.locator(f'.cm-content[data-path="{path}"]')
+
+
+def replace_text(page, path: str, text: str) -> None:
+    """Select all of a file in its code editor and put ``text`` in its place, as a paste does."""
+    code_editor(page, path).click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)
+
+
 def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_back(page):
     page.goto("/console/acme/apps/")
     shoot(page, "editor-apps")
     page.get_by_role("link", name="Edit cases's files").click()
-    page.wait_for_load_state("load")  # editor.js (deferred) listens from here on, as for a person typing
-    manifest = page.locator("#file-app-json")
+    manifest = page.locator("#file-app-json")  # hidden behind the code editor, kept in step with it
     original = manifest.input_value()
     lines = original.splitlines()
     at = next(i for i, line in enumerate(lines) if '"find_case"' in line)
     lines[at] = lines[at].replace('"find_case"', '"Find Case!"')
-    manifest.fill("\n".join(lines))
+    replace_text(page, "app.json", "\n".join(lines))
     # Checked as it is typed (editor.js posts the form the way Check does): no button pressed yet.
     expect(page.locator("li.finding.error").first).to_contain_text(f"app.json line {at + 1}", timeout=15_000)
     page.get_by_role("button", name="Check").click()
@@ -113,7 +126,7 @@ def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_
         .replace('"Find Case!"', '"find_case"')
         .replace("Test tool find_case", "Find cases (edited in the browser)")
     )
-    manifest.fill(fixed)
+    replace_text(page, "app.json", fixed)
     page.get_by_role("button", name="Save draft").click()
     expect(page.locator("#findings")).to_contain_text("No problems: this deploys")
     expect(manifest).to_have_value(re.compile("edited in the browser"))
@@ -141,6 +154,68 @@ def test_break_the_manifest_see_the_problem_at_its_line_fix_deploy_try_and_roll_
     expect(page.locator(".messages")).to_contain_text("Rolled cases back to v1.")
     page.goto("/console/acme/apps/cases/playground?tool=acme_cases_find_case")
     expect(page.locator("#listing")).not_to_contain_text("edited in the browser")
+
+
+def test_the_code_editor_completes_from_the_schema_and_shows_each_problem_at_its_line(page):
+    refused = []  # what the console's CSP blocked, as the browser reports it
+    page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
+    answer = page.goto("/console/acme/apps/cases/edit")
+    script_policy = next(p for p in answer.headers["content-security-policy"].split(";") if "script-src" in p)
+    assert script_policy.split() == ["script-src", "'self'"]
+    editor = code_editor(page, "app.json")
+    expect(page.locator("#file-app-json")).to_be_hidden()
+    expect(code_editor(page, "server/search.py")).to_contain_text("def handle(request):")
+    original = page.locator("#file-app-json").input_value()
+
+    # A new key in the root object: offered from the manifest schema with its title, then its values.
+    editor.click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("End")  # after the root's "{"
+    page.keyboard.press("Enter")
+    page.keyboard.type('"isol')
+    offered = page.locator(".cm-tooltip-autocomplete li")
+    expect(offered.first).to_contain_text("isolation")
+    expect(offered.first).to_contain_text("What a handler's calls share")
+    offered.first.click()
+    page.keyboard.type('"')
+    expect(offered).to_have_text(['"version"', '"call"'])  # the schema's enum, its default first
+    page.keyboard.type("c")
+    expect(offered).to_have_text(['"call"'])
+    offered.first.click()
+    page.keyboard.type(",")
+    expect(page.locator("#file-app-json")).to_have_value(re.compile(r'^\{\n  "isolation": "call",\n  "name"'))
+    expect(page.locator("#findings")).to_contain_text("No problems: this deploys", timeout=15_000)
+    # Hover help on a key: its title, description and choices.
+    page.locator(".cm-line", has_text='"isolation"').hover(position={"x": 50, "y": 8})  # on the key
+    expect(page.locator(".cm-tooltip-hover")).to_contain_text("a fresh sandbox child for every call")
+    shoot(page, "editor-code-completion")
+
+    # Broken: the validator's problem is a diagnostic at its line, and its link goes there.
+    lines = original.splitlines()
+    at = next(i for i, line in enumerate(lines) if '"find_case"' in line)
+    fixed = "\n".join(lines)
+    lines[at] = lines[at].replace('"find_case"', '"Find Case!"')
+    replace_text(page, "app.json", "\n".join(lines))
+    finding = page.locator("li.finding.error").first
+    expect(finding).to_contain_text(f"app.json line {at + 1}", timeout=15_000)
+    finding.get_by_role("link").click()
+    broken_line = editor.locator(".cm-activeLine")
+    expect(broken_line).to_contain_text('"Find Case!"')
+    expect(broken_line.locator(".cm-lintRange-error")).to_have_count(1)
+    expect(page.locator(".cm-lint-marker-error")).to_have_count(1)
+    broken_line.locator(".cm-lintRange-error").hover()
+    expect(page.locator(".cm-tooltip-lint")).to_contain_text("/mcp/tools/0/name")
+    shoot(page, "editor-code-problem")
+
+    # Fixed by typing over the bad name: the diagnostic goes with the problem.
+    broken_line.click()
+    page.keyboard.press("End")
+    page.keyboard.press("Shift+Home")
+    page.keyboard.type('"name": "find_case",')
+    expect(page.locator("#findings")).to_contain_text("No problems: this deploys", timeout=15_000)
+    expect(page.locator(".cm-lintRange-error")).to_have_count(0)
+    expect(page.locator("#file-app-json")).to_have_value(fixed)
+    assert refused == []
 
 
 def test_the_agent_run_page_updates_live_while_the_run_proceeds(page, model_gate, provider):

@@ -49,6 +49,7 @@
     findingsList(data.findings);
     const diff = document.getElementById("diff");
     if (diff) diff.textContent = data.diff || "None.";
+    form.dispatchEvent(new Event("editor:findings")); // code_editor.js shows them in the editor too
   }
 
   form.addEventListener("input", () => {
