@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from tests.console.test_browser import CHROMIUM, PASSWORD, VIEWPORT, shoot, sign_in
+from tests.console.test_browser import CHROMIUM, DOCS, PASSWORD, VIEWPORT, shoot, sign_in
 from tests.support.chat_completions import scripted_provider, tool_call_turn
 from tests.support.platform_process import PlatformProcess, migrated_database
 
@@ -93,6 +93,23 @@ def code_editor(page, path: str):
     """The CodeMirror editor of one file (its textarea, hidden, is what the form posts)."""
     expect(page.locator("html[data-code-editor=ready]")).to_have_count(1)
     return page.locator(f'.cm-content[data-path="{path}"]')
+
+
+def shoot_app_json(page, name: str) -> None:
+    """A screenshot of the live check's findings and app.json's editor (tooltips included)."""
+    if os.environ.get("UPDATE_SCREENSHOTS") != "1":
+        return
+    top, bottom = page.evaluate(
+        """() => {
+          const boxes = ["#findings", ".file", ".cm-tooltip"]
+            .flatMap((s) => [...document.querySelectorAll(s)].slice(0, 1))
+            .map((e) => e.getBoundingClientRect());
+          const tops = boxes.map((b) => b.top), bottoms = boxes.map((b) => b.bottom);
+          return [Math.min(...tops) + scrollY - 12, Math.max(...bottoms) + scrollY + 12];
+        }"""
+    )
+    clip = {"x": 0, "y": max(top, 0), "width": VIEWPORT["width"], "height": bottom - max(top, 0)}
+    page.screenshot(path=str(DOCS / f"{name}.png"), clip=clip, full_page=True)
 
 
 def replace_text(page, path: str, text: str) -> None:
@@ -188,7 +205,7 @@ def test_the_code_editor_completes_from_the_schema_and_shows_each_problem_at_its
     # Hover help on a key: its title, description and choices.
     page.locator(".cm-line", has_text='"isolation"').hover(position={"x": 50, "y": 8})  # on the key
     expect(page.locator(".cm-tooltip-hover")).to_contain_text("a fresh sandbox child for every call")
-    shoot(page, "editor-code-completion")
+    shoot_app_json(page, "editor-code-completion")
 
     # Broken: the validator's problem is a diagnostic at its line, and its link goes there.
     lines = original.splitlines()
@@ -205,7 +222,7 @@ def test_the_code_editor_completes_from_the_schema_and_shows_each_problem_at_its
     expect(page.locator(".cm-lint-marker-error")).to_have_count(1)
     broken_line.locator(".cm-lintRange-error").hover()
     expect(page.locator(".cm-tooltip-lint")).to_contain_text("/mcp/tools/0/name")
-    shoot(page, "editor-code-problem")
+    shoot_app_json(page, "editor-code-problem")
 
     # Fixed by typing over the bad name: the diagnostic goes with the problem.
     broken_line.click()

@@ -268,6 +268,8 @@ function language(path) {
 const theme = cm.EditorView.theme({
   "&": { border: "1px solid #8a8f98", borderRadius: "4px", backgroundColor: "#fff", fontSize: "0.9rem" },
   "&.cm-focused": { outline: "2px solid #1f5fbf", outlineOffset: "1px" },
+  // The cursor's line is marked only in the editor that has the focus.
+  "&:not(.cm-focused) .cm-activeLine, &:not(.cm-focused) .cm-activeLineGutter": { backgroundColor: "transparent" },
   ".cm-scroller": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace", maxHeight: "36rem", overflow: "auto" },
   ".cm-content": { minHeight: "8rem" },
   ".cm-schema-help": { maxWidth: "32rem", padding: "0.4rem 0.6rem" },
