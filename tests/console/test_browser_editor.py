@@ -235,6 +235,27 @@ def test_the_code_editor_completes_from_the_schema_and_shows_each_problem_at_its
     assert refused == []
 
 
+def test_without_javascript_the_textareas_are_the_editor(page, platform):
+    context = page.context.browser.new_context(
+        base_url=platform.base_url, viewport=VIEWPORT, java_script_enabled=False
+    )
+    try:
+        plain = context.new_page()
+        sign_in(plain, "admin", "/console/acme/apps/cases/edit")
+        expect(plain.locator(".cm-editor")).to_have_count(0)
+        manifest = plain.get_by_label("app.json")
+        expect(manifest).to_be_visible()
+        text = manifest.input_value()
+        manifest.fill(text.replace('"find_case"', '"Find Case!"', 1))
+        plain.get_by_role("button", name="Check").click()
+        expect(plain.locator("li.finding.error").first).to_contain_text("/mcp/tools/0/name")
+        plain.get_by_label("app.json").fill(text)
+        plain.get_by_role("button", name="Check").click()
+        expect(plain.locator("#findings")).to_contain_text("No problems: this deploys")
+    finally:
+        context.close()
+
+
 def test_the_agent_run_page_updates_live_while_the_run_proceeds(page, model_gate, provider):
     page.goto("/console/acme/agents/helper/")
     page.get_by_label("Message").fill("Find the Globex case")
