@@ -206,6 +206,14 @@ def test_the_code_editor_completes_from_the_schema_and_shows_each_problem_at_its
     page.locator(".cm-line", has_text='"isolation"').hover(position={"x": 50, "y": 8})  # on the key
     expect(page.locator(".cm-tooltip-hover")).to_contain_text("a fresh sandbox child for every call")
     shoot_app_json(page, "editor-code-completion")
+    # Asked for (Ctrl+Space) on an empty line: the keys this object may still have, not those it has.
+    page.locator(".cm-line", has_text='"isolation"').click()
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Space")
+    expect(offered.filter(has_text="version")).to_have_count(1)
+    expect(offered.filter(has_text="routes")).to_have_count(0)
+    page.keyboard.press("Escape")
 
     # Broken: the validator's problem is a diagnostic at its line, and its link goes there.
     lines = original.splitlines()

@@ -202,11 +202,17 @@ function valueOptions(schemas) {
 
 function schemaCompletion(root) {
   return (context) => {
-    const word = context.matchBefore(/"?[\w$.\- /]*$/);
-    if (!word || (word.from === word.to && !context.explicit)) return null;
+    const textBefore = (pos) => context.state.sliceDoc(Math.max(0, pos - 2000), pos).trimEnd();
+    // What is being typed: a quoted token up to the cursor, or a bare word (never the indentation),
+    // where a key or a value starts (after "{", "[", "," or ":"; not the end of a string just closed).
+    let word = context.matchBefore(/"[^"\n]*$|[\w$.-]+$/);
+    if (!word || !"{[,:".includes(textBefore(word.from).slice(-1) || "?")) {
+      word = { from: context.pos, to: context.pos, text: "" };
+    }
+    if (word.from === word.to && !context.explicit) return null;
     const container = containerAt(context.state, word.from);
     if (!container) return null;
-    const before = context.state.sliceDoc(Math.max(0, word.from - 2000), word.from).trimEnd();
+    const before = textBefore(word.from);
     const last = before.slice(-1);
     let options = [];
     if (container.name === "Object" && (last === "{" || last === ",")) {
@@ -221,7 +227,7 @@ function schemaCompletion(root) {
       }
       options = valueOptions(schemasAt(root, [...pathOf(context.state, container), index]));
     }
-    return options.length ? { from: word.from, options, validFor: /^"?[\w$.\- /]*$/ } : null;
+    return options.length ? { from: word.from, options, validFor: /^"[^"\n]*$|^[\w$.-]*$/ } : null;
   };
 }
 
