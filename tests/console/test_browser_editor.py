@@ -214,6 +214,18 @@ def test_the_code_editor_completes_from_the_schema_and_shows_each_problem_at_its
     expect(offered.filter(has_text="version")).to_have_count(1)
     expect(offered.filter(has_text="routes")).to_have_count(0)
     page.keyboard.press("Escape")
+    # In a tool (an item of mcp.tools, through the schema's $ref): a tool's keys.
+    tool_line = next(i for i, line in enumerate(original.splitlines()) if '"find_case"' in line)
+    page.keyboard.press("Control+Home")
+    for _ in range(tool_line + 2):  # below the two lines added above; the editor scrolls along
+        page.keyboard.press("ArrowDown")
+    expect(editor.locator(".cm-activeLine")).to_contain_text('"find_case"')
+    page.keyboard.press("End")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Space")
+    expect(offered.filter(has_text="maxOutputTokens")).to_contain_text("Output budget")
+    expect(offered.filter(has_text="inputSchema")).to_have_count(0)
+    page.keyboard.press("Escape")
 
     # Broken: the validator's problem is a diagnostic at its line, and its link goes there.
     lines = original.splitlines()
