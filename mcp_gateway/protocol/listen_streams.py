@@ -199,17 +199,19 @@ def live_credentials(token_ids: Iterable[int], grant_ids: Iterable[int]) -> tupl
     stream's credential at once on each poll rather than one query a stream.
     """
     token_ids, grant_ids = set(token_ids), set(grant_ids)
-    tokens = set()
+    tokens: set[int] = set()
     if token_ids:
         unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
-        live = ApiToken.all_tenants.filter(
+        live_tokens = ApiToken.all_tenants.filter(
             unexpired, pk__in=token_ids, revoked_at__isnull=True, user__is_active=True
         )
-        tokens = set(live.values_list("pk", flat=True))
-    grants = set()
+        tokens = set(live_tokens.values_list("pk", flat=True))
+    grants: set[int] = set()
     if grant_ids:
-        live = Connection.all_tenants.filter(pk__in=grant_ids, revoked_at__isnull=True, user__is_active=True)
-        grants = set(live.values_list("pk", flat=True))
+        live_grants = Connection.all_tenants.filter(
+            pk__in=grant_ids, revoked_at__isnull=True, user__is_active=True
+        )
+        grants = set(live_grants.values_list("pk", flat=True))
     return tokens, grants
 
 

@@ -131,7 +131,10 @@ class Gateway:
         if prm:
             await serve_metadata(scope, send, prm["slug"])
             return
-        slug = MCP_PATH.match(path)["slug"]
+        endpoint = MCP_PATH.match(path)
+        if endpoint is None:  # ``handles`` let in only the metadata and the endpoint
+            raise ValueError(f"not a gateway path: {path[:200]!r}")
+        slug = endpoint["slug"]
         origin = scope_origin(scope)
         try:
             scope = await authenticate(scope, slug, origin)
@@ -142,6 +145,8 @@ class Gateway:
 
     async def _serve_caller(self, scope: Scope, receive: Receive, send: Send) -> None:
         gw = scope_caller(scope)
+        if gw is None:  # RequireCaller lets only an authenticated request through
+            raise ValueError("the gateway was reached without a caller")
         with serving(gw):
             await self._serve(scope, receive, send, gw)
 
@@ -214,7 +219,7 @@ class Gateway:
         host = seen.headers.get("host")
         if host is not None and not split_domain_port(host)[0]:
             return Response("Invalid Host header", status_code=400)
-        return await self.guard.validate_request(seen, is_post=False)
+        return await self.guard.validate_request(seen.as_request(), is_post=False)
 
 
 async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions) -> None:

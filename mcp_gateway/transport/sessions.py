@@ -115,12 +115,12 @@ class SessionLedger:
                 member), or the tenant is at its cap.
         """
         keys = ((tenant_id, "p", owner.principal), (tenant_id, "m", owner.member), (tenant_id, "t", ""))
-        for scope, limit, principal, member in (
-            ("token", limits.per_token, owner.principal, None),
-            ("member", limits.per_member, None, owner.member),
+        for scope, limit, principal, member, key in (
+            ("token", limits.per_token, owner.principal, None, keys[0]),
+            ("member", limits.per_member, None, owner.member, keys[1]),
         ):
             sessions = self._sessions(tenant_id, principal, member)
-            opening = self._opening[(tenant_id, "p", principal) if principal else (tenant_id, "m", member)]
+            opening = self._opening[key]
             if len(sessions) + opening >= limit:
                 # The credential's own sessions go first, then (at the member's cap) the member's others.
                 victim = self._least_recent_idle(self._sessions(tenant_id, owner.principal, None)) or (
