@@ -29,6 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 from core.error_ids import error_id_note, new_error_id
 from core.origin import MCP_PATH, METADATA_PATH, scope_origin
 from mcp_gateway.exceptions import GatewayRefused
+from mcp_gateway.limits.owner_caps import Owner
 from mcp_gateway.protocol.concurrency import SERVER_BUSY, share_limits
 from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
@@ -39,13 +40,7 @@ from mcp_gateway.transport.auth import RequireCaller, authenticate
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from mcp_gateway.transport.metadata import serve_metadata
 from mcp_gateway.transport.responses import send_error, send_jsonrpc_error
-from mcp_gateway.transport.sessions import (
-    Owner,
-    Reservation,
-    SessionLedger,
-    TooManySessions,
-    session_limits,
-)
+from mcp_gateway.transport.sessions import Reservation, SessionLedger, TooManySessions, session_limits
 from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream
 
 logger = logging.getLogger("mcp_gateway.transport.app")
@@ -162,8 +157,7 @@ class Gateway:
             return
         limits = session_limits()
         try:
-            owner = Owner(principal=gw.caller.credential_key, member=gw.caller.person_key)
-            reservation = self.ledger.reserve(gw.tenant.pk, owner, limits)
+            reservation = self.ledger.reserve(gw.tenant.pk, Owner.of(gw.caller), limits)
         except TooManySessions as refused:
             await _too_many_sessions(send, gw, refused)
             return
