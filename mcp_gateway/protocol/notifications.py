@@ -108,7 +108,9 @@ class _TenantListen:
     def __init__(self, notifier: Notifier):
         self._notifier = notifier
 
-    async def __call__(self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams):
+    async def __call__(
+        self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
         gw = gateway_request(ctx)
         ledger = self._notifier.streams
         try:
