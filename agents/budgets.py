@@ -7,7 +7,6 @@ starts when either is spent; a running run's token limit is at most what the day
 from __future__ import annotations
 
 from datetime import UTC, datetime, time
-from typing import cast
 
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
@@ -31,7 +30,7 @@ def tokens_used_today(tenant: Tenant) -> int:
 
 def _daily_limit(tenant: Tenant, key: str) -> int:
     # tenants.tenant_settings declares both limits as integers; the tenant's value was checked on write.
-    return cast(int, tenant.setting(key))
+    return tenant.number(key)
 
 
 def tokens_left_today(tenant: Tenant) -> int:

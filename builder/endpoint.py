@@ -43,7 +43,8 @@ class BuilderEndpoint:
             yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = await self.guard.validate_request(HeaderView(scope, b"host", b"origin"), is_post=False)
+        seen = HeaderView(scope, b"host", b"origin")
+        refusal = await self.guard.validate_request(seen.as_request(), is_post=False)
         if refusal is not None:
             await refusal(scope, receive, send)
             return

@@ -34,6 +34,7 @@ from lowcode_platform.conf import HttpsSettings, ObservabilitySettings, Operatio
 from mcp_gateway.conf import (
     ApprovalSettings,
     AuditRetentionSettings,
+    CodeModeSettings,
     FairnessSettings,
     TaskSettings,
     ToolSettings,
@@ -50,8 +51,9 @@ load_dotenv(BASE_DIR / ".env", override=False)
 T = TypeVar("T")
 
 
-# The helpers of the one environment parser before the groups (core.env_settings): kept for blocks
-# not yet moved into a group; each reads one variable with the same rules and messages.
+# The helpers of the one environment parser before the groups (core.env_settings): no block here uses
+# them any more; kept while branches that still add such blocks are merged (then move those into a
+# group). Each reads one variable with the same rules and messages.
 class _Parsed(EnvSetting[T]):
     def __init__(self, default: T, parse: Any, what: str):
         super().__init__(default)
@@ -550,16 +552,16 @@ OTEL_SERVICE_NAME = _observability.OTEL_SERVICE_NAME or "lowcode-platform"
 AUDIT_EXPORT_MAX_ROWS = _observability.AUDIT_EXPORT_MAX_ROWS
 
 # --- codemode ---
-# Code mode (docs/code-mode.md): a run_code script makes at most CODE_MODE_MAX_CALLS inner tool calls,
-# runs at most CODE_MODE_TIMEOUT_MS (never more than SANDBOX_MAX_TIMEOUT_MS, inner calls included)
-# and prints at most CODE_MODE_MAX_OUTPUT_CHARS characters (the rest is cut, said so).
-CODE_MODE_MAX_CALLS = _env_int("CODE_MODE_MAX_CALLS", 50)
-CODE_MODE_TIMEOUT_MS = min(_env_int("CODE_MODE_TIMEOUT_MS", 20_000), SANDBOX_MAX_TIMEOUT_MS)
-CODE_MODE_MAX_OUTPUT_CHARS = _env_int("CODE_MODE_MAX_OUTPUT_CHARS", 20_000)
-if not 1 <= CODE_MODE_MAX_CALLS <= SANDBOX_MAX_DATA_CALLS:
-    raise ImproperlyConfigured("CODE_MODE_MAX_CALLS must be between 1 and SANDBOX_MAX_DATA_CALLS")
-if CODE_MODE_TIMEOUT_MS < SANDBOX_MIN_TIMEOUT_MS or CODE_MODE_MAX_OUTPUT_CHARS < 0:
-    raise ImproperlyConfigured("CODE_MODE_TIMEOUT_MS or CODE_MODE_MAX_OUTPUT_CHARS out of bounds")
+# Code mode (mcp_gateway.conf.CodeModeSettings): its limits follow the sandbox's.
+_code_mode = CodeModeSettings(os.environ)
+CODE_MODE_MAX_CALLS = _code_mode.CODE_MODE_MAX_CALLS
+if CODE_MODE_MAX_CALLS > SANDBOX_MAX_DATA_CALLS:
+    raise ImproperlyConfigured(
+        f"CODE_MODE_MAX_CALLS={CODE_MODE_MAX_CALLS} must be at most "
+        f"SANDBOX_MAX_DATA_CALLS ({SANDBOX_MAX_DATA_CALLS})"
+    )
+CODE_MODE_TIMEOUT_MS = min(_code_mode.CODE_MODE_TIMEOUT_MS, SANDBOX_MAX_TIMEOUT_MS)
+CODE_MODE_MAX_OUTPUT_CHARS = _code_mode.CODE_MODE_MAX_OUTPUT_CHARS
 
 # --- approvals ---
 # Out-of-band approvals of "confirm" tools (mcp_gateway.conf.ApprovalSettings).

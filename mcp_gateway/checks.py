@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 from django.conf import settings
 from django.core.checks import Error, register
@@ -11,7 +13,7 @@ from mcp_gateway.conf import GROUPS
 
 
 @register()
-def check_gateway_settings(app_configs, **kwargs) -> list[Error]:
+def check_gateway_settings(app_configs: Any, **kwargs: Any) -> list[Error]:
     errors = group_errors(GROUPS, "mcp_gateway.E001")
     origins = settings.MCP_ALLOWED_ORIGINS
     if not isinstance(origins, list | tuple) or not all(isinstance(o, str) and o for o in origins):

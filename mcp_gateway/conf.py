@@ -120,6 +120,17 @@ class ApprovalSettings(SettingsGroup):
     APPROVALS_MAX_PENDING_PER_MEMBER = Int(20, low=1)
 
 
+class CodeModeSettings(SettingsGroup):
+    """Code mode (docs/code-mode.md): a run_code script makes at most CODE_MODE_MAX_CALLS inner tool
+    calls (never more than SANDBOX_MAX_DATA_CALLS), runs at most CODE_MODE_TIMEOUT_MS in all, inner
+    calls included (``settings.py`` caps it at SANDBOX_MAX_TIMEOUT_MS), and prints at most
+    CODE_MODE_MAX_OUTPUT_CHARS characters (the rest is cut, said so)."""
+
+    CODE_MODE_MAX_CALLS = Int(50, low=1)
+    CODE_MODE_TIMEOUT_MS = Int(20_000, low=100)  # SANDBOX_MIN_TIMEOUT_MS: below it no run could start
+    CODE_MODE_MAX_OUTPUT_CHARS = Int(20_000, low=0)
+
+
 # The groups the gateway's system check (mcp_gateway.E001) bounds.
 GROUPS = (
     TransportSettings,
@@ -128,4 +139,5 @@ GROUPS = (
     TaskSettings,
     AuditRetentionSettings,
     ApprovalSettings,
+    CodeModeSettings,
 )

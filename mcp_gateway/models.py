@@ -8,6 +8,8 @@ from django.utils import timezone
 
 from tenants.models import ApiToken, TenantOwned
 
+LINK_ORIGIN_MAX_LENGTH = 255  # ToolTask.link_origin: a longer origin is not kept
+
 
 class ToolCallAudit(TenantOwned):
     """One row per tool call, resource read, prompt get or completion of an app route.
@@ -111,7 +113,8 @@ class ToolTask(TenantOwned):
     ttl_ms = models.PositiveBigIntegerField()
     expires_at = models.DateTimeField()
     poll_interval_ms = models.PositiveIntegerField()
-    link_origin = models.CharField(max_length=255, blank=True)  # the creating call's, for the run's links
+    # The creating call's origin, for the run's links.
+    link_origin = models.CharField(max_length=LINK_ORIGIN_MAX_LENGTH, blank=True)
     # The tasks extension (2026-07-28): the kinds of question the creating client answers, the
     # questions a parked run waits on (``input_required``), the answers given so far (the run is
     # replayed with them), and how many rounds of questions the run has asked.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
@@ -15,6 +17,8 @@ from tenants.tenant_settings import SETTINGS, SettingValue, effective_settings
 SLUG_RE = rf"^{SLUG_PATTERN}$"
 PREFIX_RE = r"^[a-z][a-z0-9_]{0,19}$"
 ROLE_RE = r"^[a-z][a-z0-9_]{0,39}$"
+
+V = TypeVar("V")
 
 
 class Tenant(models.Model):
@@ -51,6 +55,32 @@ class Tenant(models.Model):
     def setting(self, key: str) -> SettingValue:
         """One setting, stored or default (a call asks for several: no whole dict for each)."""
         return self.settings.get(key, SETTINGS[key].default) if key in SETTINGS else self.get_settings()[key]
+
+    # Typed readers of one kind of setting each. A stored value passed its spec's ``clean``, so the
+    # kind is known; a ``TypeError`` means a row was written around that rule.
+
+    def switch(self, key: str) -> bool:
+        """A switch setting (a JSON boolean)."""
+        return _of_kind(key, self.setting(key), bool)
+
+    def number(self, key: str) -> int:
+        """An integer setting."""
+        return _of_kind(key, self.setting(key), int)
+
+    def choice(self, key: str) -> str:
+        """A choice setting (one of its words)."""
+        return _of_kind(key, self.setting(key), str)
+
+    def rule_object(self, key: str) -> dict | None:
+        """An object setting (``None`` when unset)."""
+        value = self.setting(key)
+        return None if value is None else _of_kind(key, value, dict)
+
+
+def _of_kind(key: str, value: SettingValue, kind: type[V]) -> V:
+    if not isinstance(value, kind):
+        raise TypeError(f"tenant setting {key} holds {type(value).__name__}, not {kind.__name__}")
+    return value
 
 
 class TenantOwned(models.Model):

@@ -20,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.utils import timezone
 from ulid import ULID
 
@@ -69,9 +70,11 @@ def next_origin() -> str | None:
     return None if parent is None else parent.origin or parent.run_id
 
 
-def _at_least(rows, cap: int) -> bool:
-    # Counting at most ``cap`` rows keeps a check cheap however many runs a tenant piled up.
-    return rows[:cap].count() >= cap
+def _at_least(rows: QuerySet[JobRun], cap: int) -> bool:
+    # Whether a ``cap``-th row exists: ``SELECT 1 ... LIMIT 1 OFFSET cap-1`` walks at most ``cap``
+    # index entries, however many runs a tenant piled up, and sorts nothing (``exists`` drops the
+    # model's ordering, which a sliced ``count`` kept: it sorted every matching row first).
+    return cap <= 0 or rows[cap - 1 : cap].exists()
 
 
 def check_caps(tenant_id: int, depth: int, origin: str | None = None, member: str | None = None) -> None:

@@ -3,6 +3,8 @@ caller's tools/list."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -129,7 +131,7 @@ class ToolPreviewView(TenantAPIView):
             }
         return Response(body)
 
-    def _caller(self, params) -> Caller:
+    def _caller(self, params: Mapping[str, str]) -> Caller:
         """The caller the query names (exactly one of ``roles`` and ``member``).
 
         Raises:
@@ -138,10 +140,10 @@ class ToolPreviewView(TenantAPIView):
         """
         if ("roles" in params) == ("member" in params):
             raise ValidationError({"detail": ["give exactly one of roles=a,b and member=<username>"]})
-        read_only = params.get("read_only", "false").lower()
-        if read_only not in ("true", "false"):
+        flag = params.get("read_only", "false").lower()
+        if flag not in ("true", "false"):
             raise ValidationError({"read_only": ["true or false"]})
-        read_only = read_only == "true"
+        read_only = flag == "true"
         if "member" in params:
             return preview.member_caller(self.tenant, params["member"], read_only=read_only)
         roles = parse_roles(params["roles"])

@@ -74,7 +74,9 @@ def _hit_redis(url: str, key: str, ttl: int) -> int | None:
         return None
     try:
         with _redis(url).pipeline(transaction=True) as pipe:
-            count, _ = pipe.incr(key).expire(key, ttl).execute()
+            pipe.incr(key)
+            pipe.expire(key, ttl)
+            count, _ = pipe.execute()
     except redis.RedisError as err:
         _health.failed(err)
         return None

@@ -44,7 +44,7 @@ def applicable_limit(tenant: Tenant, entry: CatalogEntry) -> RateLimit | None:
     """The tool's own limit, else the tenant's default (which covers built-in tools too)."""
     if entry.rate_limit is not None:
         return entry.rate_limit
-    default = tenant.setting("toolRateLimit")
+    default = tenant.rule_object("toolRateLimit")
     return RateLimit.from_json(default) if default else None
 
 

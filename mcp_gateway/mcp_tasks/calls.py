@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import mcp.types as types
 from django.utils import timezone
@@ -47,7 +47,8 @@ def _wire(model: types.Result) -> dict[str, Any]:
 def task_model(task: ToolTask) -> types.Task:
     return types.Task(
         task_id=task.task_id,
-        status=task.status,
+        # ToolTask.Status holds the protocol's TaskStatus words (a test keeps the two the same).
+        status=cast(types.TaskStatus, task.status),
         status_message=task.status_message or None,
         created_at=task.created_at.isoformat(),
         last_updated_at=task.updated_at.isoformat(),
@@ -112,8 +113,10 @@ def _create(
     stopped = preflight(call, entry, arguments, audit, confirmation, for_task=True)
     if isinstance(stopped, Asked):
         return stopped  # the user's yes first, then the task (``protocol.asking`` asks)
-    approval = stopped if isinstance(stopped, Approval) else None
-    if stopped is not None and approval is None:
+    approval = None
+    if isinstance(stopped, Approval):
+        approval = stopped
+    elif stopped is not None:
         return _wire(stopped)
     try:
         task = task_store.create(

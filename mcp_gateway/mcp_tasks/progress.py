@@ -8,6 +8,7 @@ run's log.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from mcp_gateway.mcp_tasks import store as task_store
 from mcp_gateway.models import ToolTask
@@ -24,7 +25,7 @@ def status_text(done: float, total: float | None, message: str | None) -> str:
 class TaskStatusEvents:
     """``CallEvents`` of a task's run: progress becomes the task's status message, throttled."""
 
-    def __init__(self, task: ToolTask, *, clock=time.monotonic):
+    def __init__(self, task: ToolTask, *, clock: Callable[[], float] = time.monotonic):
         self._task = task
         self._clock = clock
         self._last_write: float | None = None

@@ -59,9 +59,10 @@ def execute_task(task_id: str) -> ToolTask | None:
         return task
     outcome, by_platform = _run(task, Caller.from_snapshot(task.tenant_id, task.caller))
     if isinstance(outcome, Asked):
-        outcome = _park(task, outcome)
-        if outcome is None:
+        parked = _park(task, outcome)
+        if parked is None:
             return task
+        outcome = parked
     wire, size, refused = _bounded(task, outcome.model_dump(by_alias=True, mode="json", exclude_none=True))
     failed = bool(wire.get("isError"))
     if not task_store.finish(task, wire, size, failed=failed, by_platform=by_platform or refused):
@@ -93,9 +94,10 @@ def _timeout_ms(task: ToolTask) -> int:
     """The run's time limit, for the task's deadline (the route's own, capped for tasks)."""
     try:
         entry = tool_calls.catalog_for(task.tenant).by_name.get(task.wire_name)
-        if entry is None or entry.app_name is None:
+        if entry is None or entry.builtin is not None:
             return settings.SANDBOX_MAX_TIMEOUT_MS
-        route = load_app(task.tenant, entry.app_name).compiled.routes.by_key[entry.route_key]
+        app_name, route_key = entry.route_address
+        route = load_app(task.tenant, app_name).compiled.routes.by_key[route_key]
     except (RuntimeDomainError, KeyError):
         return settings.SANDBOX_MAX_TIMEOUT_MS  # the run itself reports what is gone
     return effective_timeout_ms(route, settings.TASK_MAX_TIMEOUT_MS)
@@ -144,8 +146,8 @@ def _bounded(task: ToolTask, wire: dict) -> tuple[dict, int, bool]:
             message = refused.message
         else:
             return wire, size, False
-    refused = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
-    return refused, len(json.dumps(refused, ensure_ascii=False).encode()), True
+    error = error_result(message).model_dump(by_alias=True, mode="json", exclude_none=True)
+    return error, len(json.dumps(error, ensure_ascii=False).encode()), True
 
 
 def audit_lost(task: ToolTask) -> None:

@@ -25,7 +25,7 @@ from django.utils import timezone
 from apps_runtime.storage_quota import summed
 from core.member_shares import member_share
 from mcp_gateway.exceptions import TaskFinished, TaskLimitReached, TaskNotFound
-from mcp_gateway.models import TERMINAL_STATUSES, Approval, ToolTask
+from mcp_gateway.models import LINK_ORIGIN_MAX_LENGTH, TERMINAL_STATUSES, Approval, ToolTask
 from mcp_gateway.tools.catalog.cursors import decode_cursor, encode_cursor
 from mcp_gateway.tools.pipeline.results import error_result
 from tenants.callers import Caller
@@ -121,7 +121,7 @@ def create(
 
 def _link_origin(origin: str) -> str:
     """The call's origin, or none when too long to keep (a Host that ALLOWED_HOSTS '*' let through)."""
-    return origin if len(origin) <= ToolTask._meta.get_field("link_origin").max_length else ""
+    return origin if len(origin) <= LINK_ORIGIN_MAX_LENGTH else ""
 
 
 def _owned(tenant: Tenant, caller: Caller) -> QuerySet[ToolTask]:

@@ -198,6 +198,7 @@ class Crossings:
     def _work(self) -> None:
         while True:
             loop, future, work = self._queue.get()
+            outcome: tuple[Any, BaseException | None]
             try:
                 outcome = (work(), None)
             except BaseException as exc:  # the caller's to handle, as with an executor's future
@@ -250,7 +251,8 @@ def _skip_fresh_health_checks() -> None:
     for connection in connections.all(initialized_only=True):
         answered_at = healthy.get(connection.alias)
         if connection.connection is not None and answered_at is not None and answered_at > fresh_since:
-            connection.health_check_done = True
+            # Django's own flag (since 4.1), which django-stubs do not declare.
+            connection.health_check_done = True  # type: ignore[attr-defined]
 
 
 def _note_healthy_connections() -> None:
@@ -272,7 +274,8 @@ async def _run(fn: Callable[..., T], *args: Any) -> T:
     # Shielded: a cancelled caller (client disconnect, notifications/cancelled) still waits for the
     # thread, so the slot it holds is not given back while the thread keeps working.
     with anyio.CancelScope(shield=True):
-        return await crossing
+        result = await crossing
+    return result
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:

@@ -61,7 +61,7 @@ def _page_key(ctx: ServerRequestContext, gw: GatewayRequest) -> tuple | None:
         return None  # the SDK refuses it as invalid params: nothing to keep
     session = getattr(ctx, "session", None)  # as ``context.call_context`` reads it
     ui_host = shows_ui(session.client_capabilities if session is not None else None)
-    view = view_key(gw.caller, app_tools=gw.tenant.setting("customAppsMcpTools"), ui_host=ui_host)
+    view = view_key(gw.caller, app_tools=gw.tenant.switch("customAppsMcpTools"), ui_host=ui_host)
     discovery = (gw.tenant.setting("toolDiscovery"), gw.tenant.setting("codeMode"))
     return (view, discovery, cursor, ctx.protocol_version, settings.MCP_PAGE_SIZE)
 

@@ -22,14 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import anyio
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q
 from django.utils import timezone
 from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from core.error_ids import error_id_note, new_error_id
+from mcp_gateway.limits.owner_caps import WHO, Owner, OwnerCaps, caps_setting, counts_against, seconds_setting
 from mcp_gateway.protocol.concurrency import SERVER_BUSY
 from oauth.models import Connection
 from tenants.callers import Caller
@@ -41,10 +40,7 @@ CLOSE_GRACE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
-class StreamLimits:
-    per_token: int
-    per_member: int
-    per_tenant: int
+class StreamLimits(OwnerCaps):
     lifetime_s: float
 
 
@@ -54,26 +50,13 @@ def stream_limits() -> StreamLimits:
     Raises:
         ImproperlyConfigured: a cap below 1, or a lifetime that is not a positive number.
     """
-    limits = StreamLimits(
-        per_token=settings.MCP_LISTEN_STREAMS_PER_TOKEN,
-        per_member=settings.MCP_LISTEN_STREAMS_PER_MEMBER,
-        per_tenant=settings.MCP_LISTEN_STREAMS_PER_TENANT,
-        lifetime_s=float(settings.MCP_LISTEN_STREAM_SECONDS),
+    return StreamLimits(
+        **caps_setting("MCP_LISTEN_STREAMS"), lifetime_s=seconds_setting("MCP_LISTEN_STREAM_SECONDS")
     )
-    if min(limits.per_token, limits.per_member, limits.per_tenant) < 1:
-        raise ImproperlyConfigured(
-            "MCP_LISTEN_STREAMS_PER_TOKEN, MCP_LISTEN_STREAMS_PER_MEMBER and "
-            "MCP_LISTEN_STREAMS_PER_TENANT must be >= 1"
-        )
-    if not (math.isfinite(limits.lifetime_s) and limits.lifetime_s > 0):
-        raise ImproperlyConfigured("MCP_LISTEN_STREAM_SECONDS must be a positive number of seconds")
-    return limits
 
 
 class TooManyStreams(MCPError):
     """One more listen stream would break a cap; the answer says which and how long to wait."""
-
-    _WHO = {"token": "this credential", "member": "this member", "tenant": "this workspace"}
 
     def __init__(self, scope: str, limit: int, retry_after: int):
         self.scope = scope  # "token", "member" or "tenant"
@@ -82,7 +65,7 @@ class TooManyStreams(MCPError):
         self.error_id = new_error_id()
         super().__init__(
             SERVER_BUSY,
-            f"Too many open subscriptions/listen streams for {self._WHO[scope]} (at most {limit}). "
+            f"Too many open subscriptions/listen streams for {WHO[scope]} (at most {limit}). "
             f"Close one, or retry in {retry_after} s {error_id_note(self.error_id)}.",
             {"errorId": self.error_id, "limit": scope, "retryAfter": retry_after},
         )
@@ -127,18 +110,15 @@ class StreamLedger:
         Raises:
             TooManyStreams: the credential, the member or the tenant is at its cap.
         """
-        streams = self._open.get(tenant_id, set())
-        for scope, limit, counted in (
-            ("token", limits.per_token, [s for s in streams if s.principal == caller.credential_key]),
-            ("member", limits.per_member, [s for s in streams if s.member == caller.person_key]),
-            ("tenant", limits.per_tenant, list(streams)),
-        ):
+        streams, owner = self._open.get(tenant_id, set()), Owner.of(caller)
+        for scope, limit in limits.scopes():
+            counted = [s for s in streams if counts_against(scope, owner, s)]
             if len(counted) >= limit:
                 raise TooManyStreams(scope, limit, _wait(counted))
         stream = ListenStream(
             tenant_id=tenant_id,
-            principal=caller.credential_key,
-            member=caller.person_key,
+            principal=owner.principal,
+            member=owner.member,
             token_id=caller.token_id,
             grant_id=caller.oauth_grant_id,
             ends_at=time.monotonic() + limits.lifetime_s,
@@ -199,17 +179,19 @@ def live_credentials(token_ids: Iterable[int], grant_ids: Iterable[int]) -> tupl
     stream's credential at once on each poll rather than one query a stream.
     """
     token_ids, grant_ids = set(token_ids), set(grant_ids)
-    tokens = set()
+    tokens: set[int] = set()
     if token_ids:
         unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
-        live = ApiToken.all_tenants.filter(
+        live_tokens = ApiToken.all_tenants.filter(
             unexpired, pk__in=token_ids, revoked_at__isnull=True, user__is_active=True
         )
-        tokens = set(live.values_list("pk", flat=True))
-    grants = set()
+        tokens = set(live_tokens.values_list("pk", flat=True))
+    grants: set[int] = set()
     if grant_ids:
-        live = Connection.all_tenants.filter(pk__in=grant_ids, revoked_at__isnull=True, user__is_active=True)
-        grants = set(live.values_list("pk", flat=True))
+        live_grants = Connection.all_tenants.filter(
+            pk__in=grant_ids, revoked_at__isnull=True, user__is_active=True
+        )
+        grants = set(live_grants.values_list("pk", flat=True))
     return tokens, grants
 
 

@@ -7,6 +7,8 @@ in with ``_meta["io.modelcontextprotocol/logLevel"]``; without it, it gets none 
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -49,6 +51,11 @@ def minimum_level(ctx: ServerRequestContext) -> str | None:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return requested_level({"_meta": dict(ctx.meta or {})})
     return session_level(session_id(ctx)) or LOG_LEVELS[0]
+
+
+def is_level(level: str) -> TypeGuard[types.LoggingLevel]:
+    """Whether ``level`` is a protocol log level (the handler SDK's ``LOG_LEVELS`` are the same eight)."""
+    return level in LOG_LEVELS
 
 
 def at_least(level: str, minimum: str) -> bool:

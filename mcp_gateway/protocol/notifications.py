@@ -108,7 +108,9 @@ class _TenantListen:
     def __init__(self, notifier: Notifier):
         self._notifier = notifier
 
-    async def __call__(self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams):
+    async def __call__(
+        self, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
         gw = gateway_request(ctx)
         ledger = self._notifier.streams
         try:
@@ -175,9 +177,9 @@ class Notifier:
         entry.listeners += 1
         entry.uris.update(uris)
         # A handler of its own: closing it ends this stream alone, with the spec's graceful close.
-        stream.handler = ListenHandler(entry.bus)
+        handler = stream.handler = ListenHandler(entry.bus)
         try:
-            return await _served_until_cut(stream, ctx, params)
+            return await _served_until_cut(stream, handler, ctx, params)
         finally:
             entry.listeners -= 1
             entry.uris.subtract(uris)
@@ -335,12 +337,16 @@ class Notifier:
 
 
 async def _served_until_cut(
-    stream: ListenStream, ctx: ServerRequestContext, params: types.SubscriptionsListenRequestParams
+    stream: ListenStream,
+    handler: ListenHandler,
+    ctx: ServerRequestContext,
+    params: types.SubscriptionsListenRequestParams,
 ) -> types.SubscriptionsListenResult:
-    """Serve the stream until it ends; one told to end that has not flushed within the grace is cut."""
+    """Serve the stream with its ``handler`` until it ends; one told to end that has not flushed within
+    the grace is cut."""
     with anyio.CancelScope() as scope:
         stream.scope = scope
-        return await stream.handler(ctx, params)
+        return await handler(ctx, params)
     logger.info("listen stream of tenant %s cut: not flushed after it was told to end", stream.tenant_id)
     return types.SubscriptionsListenResult()
 

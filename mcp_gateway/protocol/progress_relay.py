@@ -45,8 +45,9 @@ class Relay:
         self._wake = asyncio.Event()
         self._finished = asyncio.Event()
         self._lock = threading.Lock()
-        self._progress: list[tuple] = []  # waiting to go, oldest first; at most a burst's worth
-        self._lines: list[tuple[str, str]] = []
+        # Waiting to go, oldest first (done, total, message); at most a burst's worth.
+        self._progress: list[tuple[float, float | None, str | None]] = []
+        self._lines: list[tuple[types.LoggingLevel, str]] = []
         self._broken = False
         self._pacer = progress_pacer()
 
@@ -60,6 +61,8 @@ class Relay:
 
     def log(self, level: str, message: str) -> None:
         if self._minimum is None or not log_levels.at_least(level, self._minimum):
+            return
+        if not log_levels.is_level(level):  # never: ``at_least`` knows only these levels
             return
         with self._lock:
             self._lines.append((level, message))
@@ -96,13 +99,17 @@ class Relay:
                     self._wake.set()
         if self._broken:
             return
-        session, request_id = self._ctx.session, self._ctx.request_id
+        session, request_id, token = self._ctx.session, self._ctx.request_id, self._token
         try:
             for level, message in lines:
                 params = types.LoggingMessageNotificationParams(level=level, data=message, logger=self._name)
                 await session.send_notification(types.LoggingMessageNotification(params=params), request_id)
-            for update in progress:
-                await session.send_progress_notification(self._token, *update, related_request_id=request_id)
+            for done, total, note in progress:  # queued only with a token (``progress``)
+                if token is not None:
+                    update = types.ProgressNotificationParams(
+                        progress_token=token, progress=done, total=total, message=note
+                    )
+                    await session.send_notification(types.ProgressNotification(params=update), request_id)
         except Exception:  # the caller went away: the call itself goes on, unheard
             logger.debug("progress relay stopped for request %s", request_id, exc_info=True)
             self._broken = True

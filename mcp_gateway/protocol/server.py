@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as types
 from django.conf import settings
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 
 from apps_runtime.screens import SCREEN_MIME_TYPE, UI_EXTENSION
 from mcp_gateway.mcp_tasks.extension import EXTENSION as TASKS_EXTENSION
@@ -30,6 +32,8 @@ from mcp_gateway.tools.catalog.catalog import cached_catalog
 from mcp_gateway.tools.completion import completion
 from mcp_gateway.tools.prompts import prompts
 from mcp_gateway.tools.resources import resources
+from tenants.callers import Caller
+from tenants.models import Tenant
 
 logger = logging.getLogger("mcp_gateway.protocol.server")
 # MCP Apps: tools may show screens (``_meta.ui.resourceUri``), served as ui:// resources.
@@ -40,8 +44,11 @@ class GatewayServer(Server):
     """Advertises listChanged (tools, resources, prompts), which the SDK leaves off by default, and tasks."""
 
     def create_initialization_options(
-        self, notification_options=None, experimental_capabilities=None, extensions=None
-    ):
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
         options = super().create_initialization_options(
             notification_options
             or NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True),
@@ -58,7 +65,7 @@ class GatewayServer(Server):
 async def _listed(
     ctx: ServerRequestContext,
     params: types.PaginatedRequestParams | None,
-    list_page,
+    list_page: Callable[[Tenant, Caller, str | None], Any],
     notifier: Notifier,
     kind: str,
 ) -> Any:
@@ -70,7 +77,9 @@ async def _listed(
 
 def build_server(notifier: Notifier) -> GatewayServer:
     @jsonrpc_errors
-    async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+    async def list_tools(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         call = call_context(ctx)
         cursor = params.cursor if params else None
         listing = functools.partial(tool_calls.list_tools, ui_host=call.ui_host)
@@ -79,7 +88,7 @@ def build_server(notifier: Notifier) -> GatewayServer:
         return result
 
     @jsonrpc_errors
-    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> Any:
         # The handler's progress and log lines reach the caller, if it wants them.
         async with relayed(ctx, params.name) as events:
             call = call_context(ctx, events=events)  # once: everything below gets it
@@ -87,37 +96,53 @@ def build_server(notifier: Notifier) -> GatewayServer:
             return await answered(ctx, call, params, run)  # one crossing, unless the call asks
 
     @jsonrpc_errors
-    async def list_resources(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+    async def list_resources(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         return await _listed(ctx, params, resources.list_resources, notifier, RESOURCES)
 
     @jsonrpc_errors
-    async def list_resource_templates(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+    async def list_resource_templates(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
         return await _listed(ctx, params, resources.list_templates, notifier, RESOURCES)
 
     @jsonrpc_errors
-    async def read_resource(ctx: ServerRequestContext, params: types.ReadResourceRequestParams):
+    async def read_resource(
+        ctx: ServerRequestContext, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         return await in_thread(resources.read_resource, call_context(ctx), str(params.uri))
 
     @jsonrpc_errors
-    async def subscribe_resource(ctx: ServerRequestContext, params: types.SubscribeRequestParams):
+    async def subscribe_resource(
+        ctx: ServerRequestContext, params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
         await notifier.subscribe(ctx, gateway_request(ctx), str(params.uri))
         return types.EmptyResult()
 
     @jsonrpc_errors
-    async def unsubscribe_resource(ctx: ServerRequestContext, params: types.UnsubscribeRequestParams):
+    async def unsubscribe_resource(
+        ctx: ServerRequestContext, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
         notifier.unsubscribe(ctx, str(params.uri))
         return types.EmptyResult()
 
     @jsonrpc_errors
-    async def list_prompts(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None):
+    async def list_prompts(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         return await _listed(ctx, params, prompts.list_prompts, notifier, PROMPTS)
 
     @jsonrpc_errors
-    async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
+    async def get_prompt(
+        ctx: ServerRequestContext, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         return await prompt_answer(ctx, call_context(ctx), params)
 
     @jsonrpc_errors
-    async def complete(ctx: ServerRequestContext, params: types.CompleteRequestParams):
+    async def complete(
+        ctx: ServerRequestContext, params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
         context = params.context.arguments if params.context is not None else None
         return await in_thread(completion.complete, call_context(ctx), params.ref, params.argument, context)
 

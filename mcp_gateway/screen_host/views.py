@@ -127,7 +127,8 @@ def screen_host(request: HttpRequest, tenant_slug: str, app_name: str, screen_na
     manifest = loaded.version.manifest
     tools = app_tool_names(tenant, caller, manifest)
     grant = ScreenGrant(tenant.slug, app_name, screen_name, loaded.version.number, tools).sign()
-    origin = document_origin(request.scheme, request.get_host())
+    # ``request.scheme``, which django-stubs type as optional though Django always gives one.
+    origin = document_origin("https" if request.is_secure() else "http", request.get_host())
     config = {
         "frame": f"{origin}{document_path(tenant.slug, app_name, screen_name)}?grant={grant}",
         "call": f"{request.path}/tools/call",

@@ -29,6 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 from core.error_ids import error_id_note, new_error_id
 from core.origin import MCP_PATH, METADATA_PATH, scope_origin
 from mcp_gateway.exceptions import GatewayRefused
+from mcp_gateway.limits.owner_caps import Owner
 from mcp_gateway.protocol.concurrency import SERVER_BUSY, share_limits
 from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
 from mcp_gateway.protocol.notifications import Notifier
@@ -39,13 +40,7 @@ from mcp_gateway.transport.auth import RequireCaller, authenticate
 from mcp_gateway.transport.headers import SESSION_HEADER, HeaderView, header
 from mcp_gateway.transport.metadata import serve_metadata
 from mcp_gateway.transport.responses import send_error, send_jsonrpc_error
-from mcp_gateway.transport.sessions import (
-    Owner,
-    Reservation,
-    SessionLedger,
-    TooManySessions,
-    session_limits,
-)
+from mcp_gateway.transport.sessions import Reservation, SessionLedger, TooManySessions, session_limits
 from mcp_gateway.transport.streaming import StreamChoosingManager, gateway_wants_stream
 
 logger = logging.getLogger("mcp_gateway.transport.app")
@@ -131,7 +126,10 @@ class Gateway:
         if prm:
             await serve_metadata(scope, send, prm["slug"])
             return
-        slug = MCP_PATH.match(path)["slug"]
+        endpoint = MCP_PATH.match(path)
+        if endpoint is None:  # ``handles`` let in only the metadata and the endpoint
+            raise ValueError(f"not a gateway path: {path[:200]!r}")
+        slug = endpoint["slug"]
         origin = scope_origin(scope)
         try:
             scope = await authenticate(scope, slug, origin)
@@ -142,6 +140,8 @@ class Gateway:
 
     async def _serve_caller(self, scope: Scope, receive: Receive, send: Send) -> None:
         gw = scope_caller(scope)
+        if gw is None:  # RequireCaller lets only an authenticated request through
+            raise ValueError("the gateway was reached without a caller")
         with serving(gw):
             await self._serve(scope, receive, send, gw)
 
@@ -157,8 +157,7 @@ class Gateway:
             return
         limits = session_limits()
         try:
-            owner = Owner(principal=gw.caller.credential_key, member=gw.caller.person_key)
-            reservation = self.ledger.reserve(gw.tenant.pk, owner, limits)
+            reservation = self.ledger.reserve(gw.tenant.pk, Owner.of(gw.caller), limits)
         except TooManySessions as refused:
             await _too_many_sessions(send, gw, refused)
             return
@@ -214,7 +213,7 @@ class Gateway:
         host = seen.headers.get("host")
         if host is not None and not split_domain_port(host)[0]:
             return Response("Invalid Host header", status_code=400)
-        return await self.guard.validate_request(seen, is_post=False)
+        return await self.guard.validate_request(seen.as_request(), is_post=False)
 
 
 async def _too_many_sessions(send: Send, gw: GatewayRequest, refused: TooManySessions) -> None:

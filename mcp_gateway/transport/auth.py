@@ -88,8 +88,8 @@ def verify_bearer(slug: str, raw: str) -> tuple[GatewayRequest, str | None]:
     except InvalidToken:
         endpoint_tenant(slug)  # an unknown tenant is a 404 before any token is judged
         raise
-    tenant, token = tenant_with_token(slug, key_id)
-    tenant = _open_endpoint(tenant)
+    found, token = tenant_with_token(slug, key_id)
+    tenant = _open_endpoint(found)
     return GatewayRequest(tenant=tenant, caller=caller_for_token(tenant, raw, token)), None
 
 
@@ -182,7 +182,9 @@ class RequireCaller(RequireAuthMiddleware):
     def __init__(self, app: ASGIApp, scope: Scope, origin: str | None, slug: str):
         # Without a public origin there is no metadata to point at (RFC 9728 makes it optional).
         metadata = resource_metadata_url(origin, slug) if origin is not None else None
-        super().__init__(app, required_scopes=[], resource_metadata_url=metadata)
+        # The SDK annotates an AnyHttpUrl but only formats it, as ``_send_auth_error`` below does: a
+        # str spares parsing a URL per request.
+        super().__init__(app, required_scopes=[], resource_metadata_url=metadata)  # type: ignore[arg-type]
         self._refusal = refusal(scope)
 
     async def _send_auth_error(self, send: Send, status_code: int, error: str, description: str) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+from starlette.requests import Request
 from starlette.types import Scope
 
 SESSION_HEADER = b"mcp-session-id"
@@ -24,3 +27,7 @@ class HeaderView:
 
     def __init__(self, scope: Scope, *names: bytes) -> None:
         self.headers = {name.decode(): value for name in names if (value := header(scope, name)) is not None}
+
+    def as_request(self) -> Request:
+        """This view where the SDK's checks take a ``Request``: the cast is the duck typing above."""
+        return cast(Request, self)

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from starlette.types import Scope
 
 from mcp_gateway.exceptions import GatewayRefused
 from mcp_gateway.protocol.context import GatewayRequest, scope_caller, serving
@@ -32,7 +33,7 @@ async def caller_of(slug: str, bearer: str) -> GatewayRequest:
     Raises:
         GatewayRefused: 404 for an unknown tenant or a switched-off endpoint, 401 for a bad token.
     """
-    scope = {"type": "http", "headers": [(b"authorization", f"Bearer {bearer}".encode())]}
+    scope: Scope = {"type": "http", "headers": [(b"authorization", f"Bearer {bearer}".encode())]}
     scope = await authenticate(scope, slug, origin=None)
     gw = scope_caller(scope)
     if gw is None:

@@ -20,7 +20,8 @@ from oauth.exceptions import OriginNotConfigured
 
 
 class _ResourceMetadata(ProtectedResourceMetadata):
-    authorization_servers: list[AnyHttpUrl] | None = None  # optional in RFC 9728
+    # Optional in RFC 9728, which the SDK's model (every server has OAuth there) does not follow.
+    authorization_servers: list[AnyHttpUrl] | None = None  # type: ignore[assignment]
 
 
 def resource_metadata(origin: str, slug: str, issuer: str | None, apps: list[str] | None = None) -> dict:
@@ -28,13 +29,17 @@ def resource_metadata(origin: str, slug: str, issuer: str | None, apps: list[str
     authorization server ``issuer`` (None: the platform offers no OAuth here); ``apps``: the app
     scopes a connection may be narrowed to (``oauth.access.app_scopes``).
     """
-    metadata = _ResourceMetadata(
-        resource=mcp_endpoint_url(origin, slug),
-        authorization_servers=[issuer] if issuer is not None else None,
-        scopes_supported=[MCP_SCOPE, *(apps or [])] if issuer is not None else None,
-        bearer_methods_supported=["header"],
-        resource_name=f"MCP endpoint of tenant {slug}",
-        resource_documentation=f"{origin}/api/schema/",
+    # Validated from a dict: the model parses the URLs from the strings (its constructor's types say
+    # AnyHttpUrl, which pydantic would make of them the same way).
+    metadata = _ResourceMetadata.model_validate(
+        {
+            "resource": mcp_endpoint_url(origin, slug),
+            "authorization_servers": [issuer] if issuer is not None else None,
+            "scopes_supported": [MCP_SCOPE, *(apps or [])] if issuer is not None else None,
+            "bearer_methods_supported": ["header"],
+            "resource_name": f"MCP endpoint of tenant {slug}",
+            "resource_documentation": f"{origin}/api/schema/",
+        }
     )
     return metadata.model_dump(mode="json", exclude_none=True)
 

@@ -19,15 +19,19 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
 
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+from mcp_gateway.limits.owner_caps import (
+    SCOPES,
+    WHO,
+    Owner,
+    OwnerCaps,
+    caps_setting,
+    counts_against,
+    seconds_setting,
+)
 
 
 @dataclass(frozen=True)
-class SessionLimits:
-    per_token: int
-    per_member: int
-    per_tenant: int
+class SessionLimits(OwnerCaps):
     idle_s: float
 
 
@@ -37,31 +41,17 @@ def session_limits() -> SessionLimits:
     Raises:
         ImproperlyConfigured: a cap below 1, or an idle timeout that is not a positive number.
     """
-    limits = SessionLimits(
-        per_token=settings.MCP_SESSIONS_PER_TOKEN,
-        per_member=settings.MCP_SESSIONS_PER_MEMBER,
-        per_tenant=settings.MCP_SESSIONS_PER_TENANT,
-        idle_s=float(settings.MCP_SESSION_IDLE_SECONDS),
-    )
-    if min(limits.per_token, limits.per_member, limits.per_tenant) < 1:
-        raise ImproperlyConfigured(
-            "MCP_SESSIONS_PER_TOKEN, MCP_SESSIONS_PER_MEMBER and MCP_SESSIONS_PER_TENANT must be >= 1"
-        )
-    if not (math.isfinite(limits.idle_s) and limits.idle_s > 0):
-        raise ImproperlyConfigured("MCP_SESSION_IDLE_SECONDS must be a positive number of seconds")
-    return limits
+    return SessionLimits(**caps_setting("MCP_SESSIONS"), idle_s=seconds_setting("MCP_SESSION_IDLE_SECONDS"))
 
 
 class TooManySessions(Exception):
     """Opening one more session would break a session cap, and no idle session of the caller's could go."""
 
-    _WHO = {"token": "this credential", "member": "this member", "tenant": "this workspace"}
-
     def __init__(self, scope: str, limit: int, retry_after: int):
         self.scope = scope  # "token", "member" or "tenant"
         self.limit = limit
         self.retry_after = retry_after  # seconds until the first session that counts here is reaped
-        super().__init__(f"Too many open MCP sessions for {self._WHO[scope]} (at most {limit}).")
+        super().__init__(f"Too many open MCP sessions for {WHO[scope]} (at most {limit}).")
 
 
 class SessionProbe(Protocol):
@@ -74,14 +64,6 @@ class SessionProbe(Protocol):
 
     def end(self, session_id: str) -> None:
         """End an idle session now, as if its idle time had run out."""
-
-
-@dataclass(frozen=True)
-class Owner:
-    """Whom a session counts against: the credential that opened it, and that credential's member."""
-
-    principal: str
-    member: str
 
 
 @dataclass
@@ -99,12 +81,8 @@ class SessionLedger:
     def __init__(self, probe: SessionProbe):
         self._probe = probe
         self._open: dict[int, dict[str, Owner]] = {}  # tenant id -> {session id: owner}
-        # (tenant, "p", principal), (tenant, "m", member) and (tenant, "t", "") -> sessions being opened
+        # (tenant, scope, Owner.key(scope)) -> sessions being opened
         self._opening: Counter[tuple[int, str, str]] = Counter()
-
-    def count(self, tenant_id: int, principal: str | None = None, member: str | None = None) -> int:
-        """Open sessions of the tenant (or of one credential or member in it), not those being opened."""
-        return len(self._sessions(tenant_id, principal, member))
 
     def reserve(self, tenant_id: int, owner: Owner, limits: SessionLimits) -> Reservation:
         """Hold room for one more session of ``owner``, ending the owner's least recently used idle
@@ -114,26 +92,21 @@ class SessionLedger:
             TooManySessions: a cap is reached and none of the owner's sessions is idle (credential,
                 member), or the tenant is at its cap.
         """
-        keys = ((tenant_id, "p", owner.principal), (tenant_id, "m", owner.member), (tenant_id, "t", ""))
-        for scope, limit, principal, member in (
-            ("token", limits.per_token, owner.principal, None),
-            ("member", limits.per_member, None, owner.member),
-        ):
-            sessions = self._sessions(tenant_id, principal, member)
-            opening = self._opening[(tenant_id, "p", principal) if principal else (tenant_id, "m", member)]
-            if len(sessions) + opening >= limit:
-                # The credential's own sessions go first, then (at the member's cap) the member's others.
-                victim = self._least_recent_idle(self._sessions(tenant_id, owner.principal, None)) or (
-                    self._least_recent_idle(sessions)
-                )
-                if victim is None:
-                    raise TooManySessions(scope, limit, self._wait(sessions, limits))
-                self._end(tenant_id, victim)
-        everyone = self._sessions(tenant_id)
-        if len(everyone) + self._opening[keys[2]] >= limits.per_tenant:
-            raise TooManySessions("tenant", limits.per_tenant, self._wait(everyone, limits))
-        for key in keys:
-            self._opening[key] += 1
+        for scope, limit in limits.scopes():
+            sessions = self._sessions(tenant_id, scope, owner)
+            if len(sessions) + self._opening[(tenant_id, scope, owner.key(scope))] < limit:
+                continue
+            # The credential's own idle sessions go first, then (at the member's cap) the member's
+            # others; at the tenant's cap no one else's session is ended.
+            victim = None
+            if scope != "tenant":
+                own = self._sessions(tenant_id, "token", owner)
+                victim = self._least_recent_idle(own) or self._least_recent_idle(sessions)
+            if victim is None:
+                raise TooManySessions(scope, limit, self._wait(sessions, limits))
+            self._end(tenant_id, victim)
+        for scope in SCOPES:
+            self._opening[(tenant_id, scope, owner.key(scope))] += 1
         return Reservation(tenant_id, owner)
 
     def opened(self, reservation: Reservation, session_id: str) -> None:
@@ -147,19 +120,14 @@ class SessionLedger:
             return
         reservation.settled = True
         tenant_id, owner = reservation.tenant_id, reservation.owner
-        for key in ((tenant_id, "p", owner.principal), (tenant_id, "m", owner.member), (tenant_id, "t", "")):
+        for key in ((tenant_id, scope, owner.key(scope)) for scope in SCOPES):
             self._opening[key] -= 1
             if self._opening[key] <= 0:
                 del self._opening[key]
 
-    def _sessions(self, tenant_id: int, principal: str | None = None, member: str | None = None) -> list[str]:
-        live = self._live(tenant_id)
-        return [
-            sid
-            for sid, owner in live.items()
-            if (principal is None or owner.principal == principal)
-            and (member is None or owner.member == member)
-        ]
+    def _sessions(self, tenant_id: int, scope: str, owner: Owner) -> list[str]:
+        """The open sessions that count against ``owner`` at ``scope``."""
+        return [sid for sid, held in self._live(tenant_id).items() if counts_against(scope, owner, held)]
 
     def _least_recent_idle(self, session_ids: list[str]) -> str | None:
         # An idle session's reaping time is its last request's end plus the idle timeout: the

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.streamable_http import StreamableHTTPServerTransport, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -107,7 +107,8 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
         if transport is not None:
             # The SDK builds its own class; this subclass adds behaviour only, no state to set up.
             transport.__class__ = StreamChoosingTransport
-            transport.json_default = self._json_default
+            # The class was just set: a cast, since mypy cannot see an object change its class.
+            cast(StreamChoosingTransport, transport).json_default = self._json_default
         return transport
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -140,7 +141,7 @@ class StreamChoosingManager(StreamableHTTPSessionManager):
 
     async def _wants_stream(self, scope: Scope, body: bytes | None) -> bool:
         message = _tool_call(body) if body is not None else None
-        if message is None or not check_accept_headers(HeaderView(scope, b"accept"))[1]:
+        if message is None or not check_accept_headers(HeaderView(scope, b"accept").as_request())[1]:
             return False  # not a call, or the client cannot read a stream
         return await self._chooser(scope, message)
 

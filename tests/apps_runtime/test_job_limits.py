@@ -9,9 +9,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps_runtime.jobs import execute, runs
-from apps_runtime.models import HandlerError, JobRun, Record
+from apps_runtime.jobs.enqueue import check_caps
+from apps_runtime.jobs.exceptions import JobEnqueueLimit
+from apps_runtime.models import App, HandlerError, JobRun, Record
 from apps_runtime.tasks import run_job
 
 from .conftest import (
@@ -156,6 +160,43 @@ def test_a_tenant_may_have_only_so_many_unfinished_runs(kick, kick_as, chores, s
     for run_id in sent:
         execute.execute_run(run_id)
     assert kick("POST /jobs/write").status_code == 202
+
+
+def test_a_cap_leaves_room_below_its_limit_refuses_at_it_and_counts_only_what_it_names(chores, settings):
+    """Finished runs count against the call's tree, not the tenant's unfinished ones; each check reads
+    one row at a bounded offset, unsorted and uncounted, however many runs the tenant holds."""
+    settings.JOBS_MAX_QUEUED_RUNS_PER_TENANT, settings.JOBS_MAX_RUNS_PER_CALL = 4, 3
+    app = App.objects.for_tenant(chores).get(name="chores")
+    numbers = itertools.count()
+
+    def add(count: int, status: str, origin: str = "elsewhere") -> None:
+        row = {
+            "tenant": chores,
+            "app": app,
+            "version_number": 1,
+            "route_key": "POST /jobs/write",
+            "caller": {},
+        }
+        JobRun.objects.bulk_create(
+            JobRun(run_id=f"run_{next(numbers)}", status=status, origin=origin, **row) for _ in range(count)
+        )
+
+    add(20, "succeeded")
+    add(3, "queued")
+    add(2, "succeeded", origin="tree")
+    with CaptureQueriesContext(connection) as seen:
+        check_caps(chores.pk, 1, origin="tree", member="someone")  # 3 of 4 unfinished, 2 of 3 in the tree
+    assert len(seen) == 5
+    assert all("LIMIT 1" in q["sql"] and "ORDER BY" not in q["sql"] for q in seen)
+    assert all("COUNT" not in q["sql"].upper() for q in seen)
+
+    add(1, "succeeded", origin="tree")
+    with pytest.raises(JobEnqueueLimit) as tree_full:
+        check_caps(chores.pk, 1, origin="tree")
+    add(1, "running")
+    with pytest.raises(JobEnqueueLimit) as tenant_full:
+        check_caps(chores.pk, 1)
+    assert (tree_full.value.kind, tenant_full.value.kind) == ("per_origin", "tenant_queue")
 
 
 def test_a_run_whose_machinery_fails_ends_failed_with_an_error_id(kick, chores, monkeypatch):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import get_args
 
+import mcp.types as types
 import pytest
 from django.utils import timezone
 
@@ -24,6 +26,11 @@ def caller(acme, make_token):
 
 def make(acme, who, **arguments):
     return task_store.create(acme, who, WIRE, arguments, ttl_ms=None)
+
+
+def test_the_stored_statuses_are_the_protocols_task_statuses():
+    # task_calls.task_model sends the stored status as it is.
+    assert set(ToolTask.Status.values) == set(get_args(types.TaskStatus))
 
 
 def test_a_task_is_claimed_by_one_delivery_only(acme, caller):

@@ -26,7 +26,7 @@ from mcp_gateway.tools.call.confirmation import (
     refusal,
 )
 from mcp_gateway.tools.call.modes import refuse_synchronous_call
-from mcp_gateway.tools.catalog.builtins import BUILTINS, RUN_CODE
+from mcp_gateway.tools.catalog.builtins import BUILTINS, RUN_CODE, Builtin
 from mcp_gateway.tools.catalog.catalog import (
     CatalogEntry,
     catalog_for,
@@ -208,8 +208,9 @@ def _call(
     if entry.builtin == RUN_CODE:
         # Each call of the script goes through this pipeline again, as the same caller.
         return run_code(call, entry, arguments, audit, confirmation, run_call)
+    result: types.CallToolResult | Asked
     if entry.builtin is not None:
-        result = _call_builtin(call, entry, arguments, audit)
+        result = _call_builtin(call, entry, BUILTINS[entry.builtin], arguments, audit)
     else:
         result = _call_app_tool(call, entry, arguments, audit, as_task=as_task, answers=answers)
     if audit.outcome == Outcome.OK and (audit.approved or confirmed(entry, confirmation)):
@@ -218,10 +219,10 @@ def _call(
 
 
 def _call_builtin(
-    call: CallContext, entry: CatalogEntry, arguments: dict, audit: AuditRecord
+    call: CallContext, entry: CatalogEntry, builtin: Builtin, arguments: dict, audit: AuditRecord
 ) -> types.CallToolResult:
     try:
-        value = BUILTINS[entry.builtin](
+        value = builtin(
             call.tenant, call.caller, arguments, version=call.protocol_version, ui_host=call.ui_host
         )
     except RuntimeDomainError as err:
@@ -242,11 +243,12 @@ def _call_app_tool(
     answers: dict[str, dict] | None = None,
 ) -> types.CallToolResult | Asked:
     tenant = call.tenant
-    audit.app(entry.app_name or "")
+    app_name, route_key = entry.route_address
+    audit.app(app_name)
     try:
-        loaded = load_app(tenant, entry.app_name)
+        loaded = load_app(tenant, app_name)
         audit.ran(loaded.app.name, loaded.version.number)
-        route = loaded.compiled.routes.by_key[entry.route_key]
+        route = loaded.compiled.routes.by_key[route_key]
         result = run_route(
             RouteCall(
                 loaded,
@@ -269,7 +271,7 @@ def _call_app_tool(
         return error_result(err.message)
     if result.asks is not None and not result.failed:
         return _asked(result.asks, audit, task_without_answers=as_task and not call.can_ask)
-    if result.failed:
+    if result.error_id is not None:  # failed
         audit.failed(result.error_id)
     elif result.status >= 400:
         audit.ended(Outcome.TOOL_ERROR)

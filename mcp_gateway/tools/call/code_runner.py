@@ -8,10 +8,19 @@ tools/call) and ``ToolError``; ``print`` is bounded; the answer is ``{"result", 
 script itself (it may reach any of it by introspection): the capability is the platform's side.
 """
 
+from __future__ import annotations  # annotations are never evaluated: the child imports nothing more
+
 import builtins
 import json
 import sys
 import traceback
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Transport = Callable[[str, dict[str, Any]], Any]
 
 CALL = "tools.call"
 SEARCH = "tools.search"
@@ -28,13 +37,20 @@ ToolError.__module__ = "builtins"  # shown as plain ``ToolError`` in the script'
 class _Output:
     """print() of the script, kept up to ``limit`` characters."""
 
-    def __init__(self, limit):
+    def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.parts = []
+        self.parts: list[str] = []
         self.size = 0
         self.cut = False
 
-    def print(self, *values, sep=" ", end="\n", file=None, flush=False):
+    def print(
+        self,
+        *values: object,
+        sep: str | None = " ",
+        end: str | None = "\n",
+        file: object = None,
+        flush: bool = False,
+    ) -> None:
         text = (sep if sep is not None else " ").join(str(v) for v in values) + (
             end if end is not None else "\n"
         )
@@ -44,7 +60,7 @@ class _Output:
         self.parts.append(text)
         self.size += len(text)
 
-    def text(self):
+    def text(self) -> str:
         joined = "".join(self.parts)
         return joined + (f"\n[output cut at {self.limit} characters]" if self.cut else "")
 
@@ -52,26 +68,27 @@ class _Output:
 class _Tools:
     """What the script calls: ``tools.call`` and ``tools.search``."""
 
-    def __init__(self, transport, data_error):
+    # ``data_error``: the handler SDK's RecordsError, whose ``message`` is what the caller would get.
+    def __init__(self, transport: Transport, data_error: type[Any]) -> None:
         self._transport = transport
         self._data_error = data_error
 
-    def call(self, name, arguments=None):
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
         """The tool's structuredContent; raises ToolError when the call is refused or fails."""
         return self._ask(CALL, {"name": name, "arguments": arguments})
 
-    def search(self, query, limit=5):
+    def search(self, query: str, limit: int = 5) -> Any:
         """The tools of yours that best fit ``query``: [{"name", "title", "description", "inputSchema"}]."""
         return self._ask(SEARCH, {"query": query, "limit": limit})
 
-    def _ask(self, op, args):
+    def _ask(self, op: str, args: dict[str, Any]) -> Any:
         try:
             return self._transport(op, args)
         except self._data_error as err:
             raise ToolError(err.message) from None
 
 
-def _script_trace(exc, source_lines):
+def _script_trace(exc: BaseException, source_lines: list[str]) -> str:
     """The traceback lines of the script's own frames only (never the runner's or the platform's)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == FILENAME]
     lines = ["Traceback (most recent call last):\n"]
@@ -83,7 +100,7 @@ def _script_trace(exc, source_lines):
     return "".join(lines)
 
 
-def handle(request):
+def handle(request: Any) -> dict[str, Any]:
     # The handler SDK, which the child registers as ``platform_sdk`` for each call: its data-call error.
     data_error = sys.modules["platform_sdk"].RecordsError
 

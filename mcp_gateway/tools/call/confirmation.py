@@ -80,7 +80,7 @@ CONFIRMED_AT_CREATION = Confirmation(Verdict.ACCEPTED)
 
 def needs_confirmation(tenant: Tenant, entry: CatalogEntry) -> bool:
     """Whether calls of ``entry`` wait for the user: a ``confirm`` tool, and the tenant's setting on."""
-    return entry.confirm and tenant.setting(SETTING)
+    return entry.confirm and tenant.switch(SETTING)
 
 
 def confirmed(entry: CatalogEntry, confirmation: Confirmation | None) -> bool:

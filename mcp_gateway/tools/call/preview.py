@@ -159,7 +159,7 @@ def extras(tenant: Tenant, caller: Caller) -> dict[str, ToolListing]:
 
 def preview(tenant: Tenant, caller: Caller, *, refusal: str | None = None) -> Preview:
     """The caller's listing now, and with ``customAppsMcpTools`` switched the other way."""
-    app_tools_on = tenant.setting(APP_TOOLS)
+    app_tools_on = tenant.switch(APP_TOOLS)
     if refusal is None and not tenant.setting("mcpServer"):
         refusal = "the MCP endpoint is switched off (setting mcpServer): every caller gets 404"
     return Preview(
@@ -168,10 +168,10 @@ def preview(tenant: Tenant, caller: Caller, *, refusal: str | None = None) -> Pr
         app_tools_on=app_tools_on,
         flipped=tools_list(_with_setting(tenant, APP_TOOLS, not app_tools_on), caller),
         refusal=refusal,
-        discovery=tenant.setting(DISCOVERY),
+        discovery=tenant.choice(DISCOVERY),
         modes={
             mode: tools_list(_with_setting(tenant, DISCOVERY, mode), caller)
-            for mode in setting_spec(DISCOVERY).choices
+            for mode in setting_spec(DISCOVERY).choices or ()  # a choice setting: never None
         },
         extras=extras(tenant, caller),
     )

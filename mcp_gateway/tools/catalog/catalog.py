@@ -12,7 +12,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import mcp.types as types
 
@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     from mcp_gateway.tools.search.search_index import SearchIndex
 
 T = TypeVar("T")
-E = TypeVar("E")  # a catalog entry: anything with visible_to(caller)
+
+
+class Visible(Protocol):
+    """A catalog entry of any kind (tool, resource, prompt): it says who may see it."""
+
+    def visible_to(self, caller: Caller) -> bool: ...
+
+
+E = TypeVar("E", bound=Visible)
 # The toolDiscovery value that lists only built-ins and pinned tools.
 SEARCH_MODE = "search"
 # The toolDiscovery value for code mode: the same short list (run_code among the built-ins).
@@ -96,7 +104,20 @@ class CatalogEntry:
             return False
         if self.builtin is not None:
             return caller.is_member or caller.is_superuser
+        if self.access is None or self.route_auth is None:
+            return False  # an app tool always has both rules (``_app_entry``): without them, nobody
         return may_use_route(self.access, self.route_auth, caller)
+
+    @property
+    def route_address(self) -> tuple[str, str]:
+        """An app tool's app name and route key.
+
+        Raises:
+            ValueError: a built-in tool, which has no app route.
+        """
+        if self.app_name is None or self.route_key is None:
+            raise ValueError(f"{self.wire_name} is a built-in tool: it has no app route")
+        return self.app_name, self.route_key
 
 
 def needed_scope(entry: CatalogEntry, caller: Caller) -> str | None:
@@ -176,7 +197,7 @@ def visible_tools(tenant: Tenant, caller: Caller, *, ui_host: bool = False) -> l
     """Every tool ``caller`` may see and call now: the one per-caller rule of tools/list and search_tools
     (``ui_host``: for a client that shows MCP Apps views); ``run_code`` only while ``codeMode`` is on."""
     visible = catalog_for(tenant).visible(
-        caller, app_tools=tenant.setting("customAppsMcpTools"), ui_host=ui_host
+        caller, app_tools=tenant.switch("customAppsMcpTools"), ui_host=ui_host
     )
     return visible if tenant.setting("codeMode") else [e for e in visible if e.builtin != RUN_CODE]
 
@@ -321,12 +342,17 @@ def catalog_for(tenant: Tenant) -> TenantCatalog:
     built = build_catalog(tenant)
     with _lock:
         current = _catalogs.get(tenant.pk)
-        # A newer version of the same tenant stays; a catalog of an earlier tenant that had this
-        # primary key (a rolled-back test, a restored backup) never does.
-        same_tenant = current is not None and current.state_key[:-1] == built.state_key[:-1]
-        if not same_tenant or current.state_version <= built.state_version:
+        if _should_replace(current, built):
             _catalogs.put(tenant.pk, built)
     return built
+
+
+def _should_replace(current: TenantCatalog | None, built: TenantCatalog) -> bool:
+    """A newer version of the same tenant stays; a catalog of an earlier tenant that had this
+    primary key (a rolled-back test, a restored backup) never does."""
+    if current is None or current.state_key[:-1] != built.state_key[:-1]:
+        return True
+    return current.state_version <= built.state_version
 
 
 def cached_catalog(tenant: Tenant) -> TenantCatalog | None:

@@ -67,7 +67,7 @@ def output_budget(tenant: Tenant, max_output_tokens: int | None, input_schema: d
     """The budget of a tool: its own ``maxOutputTokens`` or the tenant's default."""
     properties = (input_schema or {}).get("properties")
     arguments = frozenset(properties) if isinstance(properties, dict) else frozenset()
-    return OutputBudget(max_output_tokens or tenant.setting(BUDGET_SETTING), arguments)
+    return OutputBudget(max_output_tokens or tenant.number(BUDGET_SETTING), arguments)
 
 
 def cut_to_budget(structured: dict, size_bytes: int, budget: OutputBudget) -> Truncated:

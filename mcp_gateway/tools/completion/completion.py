@@ -86,6 +86,8 @@ def complete(
     if isinstance(ref, types.PromptReference):
         entry: Any = resolve_prompt(tenant, caller, ref.name)
         spec = entry.arguments.get(argument.name)
+        if spec is None:
+            raise UnknownCompletion(f"{ref.name} has no argument {argument.name}")
         name, app_name = entry.wire_name, entry.app_name
     else:
         entry = _template(tenant, caller, ref.uri)
@@ -93,8 +95,6 @@ def complete(
             raise UnknownCompletion(f"{ref.uri} has no variable {argument.name}")
         spec = (entry.spec.get("variables") or {}).get(argument.name) or {}
         name, app_name = entry.wire_name, entry.app_name
-    if spec is None:
-        raise UnknownCompletion(f"{ref.name} has no argument {argument.name}")
     value = argument.value
     if "enum" in spec:
         return types.CompleteResult(completion=_completion([v for v in spec["enum"] if v.startswith(value)]))

@@ -25,7 +25,7 @@ from mcp_gateway.tools.pipeline.rich_content import (
 )
 
 
-def _text(text: str) -> list[types.TextContent]:
+def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
 
@@ -131,7 +131,7 @@ def route_result(
     ``link_url`` makes the absolute URL of a route path of the app (resource links); ``origin``
     names the app, for the URIs its embedded resources may use.
     """
-    if result.failed:
+    if result.error_id is not None:  # failed
         # The caller is often not who can read the failure: say who can, and where. A timeout says
         # so, with the limit: the caller may retry with less work, or ask for a longer timeoutMs.
         what = "Tool failed"

@@ -239,6 +239,7 @@ def _embedded(item: dict, where: str, limits: ContentLimits, link_url: Any) -> t
         )
     if mime_type is not None and not _MIME_TYPE.match(mime_type):
         raise ContentRefused(where, f"mimeType {mime_type[:60]!r} is not a MIME type")
+    contents: types.TextResourceContents | types.BlobResourceContents
     if "text" in resource:
         contents = types.TextResourceContents(uri=uri, mime_type=mime_type, text=resource["text"])
         size = len(resource["text"].encode("utf-8"))
@@ -250,7 +251,9 @@ def _embedded(item: dict, where: str, limits: ContentLimits, link_url: Any) -> t
 
 
 def _check_own_uri(uri: str, where: str, origin: ContentOrigin | None) -> None:
-    owner = origin.uri_owner(uri) if origin is not None else None
+    if origin is None:
+        return
+    owner = origin.uri_owner(uri)
     if owner is not None and owner != origin.app_name:
         raise ContentRefused(where, f"uri {uri[:60]!r} is another app's resource: an app embeds only its own")
 

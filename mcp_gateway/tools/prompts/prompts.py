@@ -235,6 +235,8 @@ def _template_prompt(
         else:
             data = (bundle_dir(loaded.version) / message["image"]).read_bytes()
             mime = mimetypes.guess_type(message["image"], strict=False)[0]
+            if mime is None:  # deploy accepts images of known types only
+                raise ValueError(f"prompt image {message['image']!r} has no known MIME type")
             content = types.ImageContent(
                 type="image", data=base64.b64encode(data).decode("ascii"), mime_type=mime
             )
@@ -288,7 +290,7 @@ def _route_messages(entry: PromptEntry, req: ReadRequest, body: Any) -> types.Ge
     description = body.get("description")
     description = description if isinstance(description, str) else entry.prompt.description
     return types.GetPromptResult(
-        description=description[:2000],
+        description=description[:2000] if description is not None else None,
         messages=[
             types.PromptMessage(role=message["role"], content=block)
             for message, block in zip(messages, mapped.blocks, strict=True)

@@ -19,9 +19,9 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp.types as types
 
@@ -54,6 +54,7 @@ from tenants.models import Tenant
 
 Outcome = ToolCallAudit.Outcome
 Contents = types.TextResourceContents | types.BlobResourceContents
+L = TypeVar("L", types.Resource, types.ResourceTemplate)
 APP_RESOURCES_OFF = "App resources and prompts are switched off for this tenant (setting customAppsMcpTools)."
 # MIME types served as text (when the bytes are UTF-8) besides text/*.
 _TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/javascript")
@@ -241,7 +242,7 @@ def run_read_route(
             raise RouteFailed(str(err)) from err
         req.audit.ended(Outcome.INPUT_REQUIRED)
         raise HandlerAsked(asked)
-    if result.failed:
+    if result.error_id is not None:  # failed
         req.audit.failed(result.error_id)
         raise RouteFailed(f"The app's handler failed {error_id_note(result.error_id)}")
     if result.status in (401, 403) or (result.status == 404 and is_resource):
@@ -298,13 +299,16 @@ def _app_entries(tenant: Tenant, app_name: str, manifest: dict) -> list[Resource
         else:
             kind, reader = "record", _read_record
             auth = parse_auth(defaults.collection_read(collections[spec["collection"]]))
+        path = resource_path(spec, params)
+        if path is None:  # deploy checked every resource: a deployed manifest's always has a path
+            raise ValueError(f"resource {spec.get('name')!r} of app {app_name} has no URI")
         entries.append(
             ResourceEntry(
                 kind=kind,
                 app_name=app_name,
                 name=spec["name"],
                 wire_name=tenant_wire_name(tenant, app_name, spec["name"]),
-                pattern=UriPattern.compile(app_name, resource_path(spec, params)),
+                pattern=UriPattern.compile(app_name, path),
                 title=spec.get("title"),
                 description=spec["description"],
                 mime_type=mime_type(spec),
@@ -436,6 +440,11 @@ def change_markers(tenant: Tenant, uris: set[str]) -> dict[str, tuple]:
     return markers
 
 
+def _listings(page: Sequence[ResourceEntry], kind: type[L]) -> list[L]:
+    """The listings of a page of one kind of entry (the filter keeps all of them: it types them)."""
+    return [listed for entry in page if isinstance(listed := entry.listed, kind)]
+
+
 def list_resources(tenant: Tenant, caller: Caller, cursor: str | None) -> types.ListResourcesResult:
     """One page of the caller's static resources (private to the caller: it depends on its roles).
 
@@ -445,7 +454,7 @@ def list_resources(tenant: Tenant, caller: Caller, cursor: str | None) -> types.
     static = [e for e in visible_resources(tenant, caller) if not e.is_template]
     page, next_cursor = page_of(static, "r", cursor)
     return types.ListResourcesResult(
-        resources=[e.listed for e in page],
+        resources=_listings(page, types.Resource),
         next_cursor=next_cursor,
         ttl_ms=LIST_TTL_MS,
         cache_scope="private",
@@ -461,7 +470,7 @@ def list_templates(tenant: Tenant, caller: Caller, cursor: str | None) -> types.
     templates = [e for e in visible_resources(tenant, caller) if e.is_template]
     page, next_cursor = page_of(templates, "rt", cursor)
     return types.ListResourceTemplatesResult(
-        resource_templates=[e.listed for e in page],
+        resource_templates=_listings(page, types.ResourceTemplate),
         next_cursor=next_cursor,
         ttl_ms=LIST_TTL_MS,
         cache_scope="private",

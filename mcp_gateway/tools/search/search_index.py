@@ -201,9 +201,9 @@ class SearchIndex:
         count = min(limit, rows.size)
         best = np.argpartition(-fused, count - 1)[:count]
         best = best[np.argsort(-fused[best], kind="stable")]
-        best = [i for i in best if fused[i] > 0]
-        if not best:
+        scored = [i for i in best if fused[i] > 0]
+        if not scored:
             return Ranked([], False)
-        top = best[0]
+        top = scored[0]
         can_satisfy = bool(cosine[top] >= STRONG_COSINE or (lexical[top] > 0 and cosine[top] >= MATCH_COSINE))
-        return Ranked([self.entries[rows[i]] for i in best], can_satisfy)
+        return Ranked([self.entries[rows[i]] for i in scored], can_satisfy)
