@@ -123,6 +123,12 @@ class RetentionSettings(SettingsGroup):
     # Outbound requests' audit rows: kept this many days, and at most this many per tenant.
     RETENTION_OUTBOUND_DAYS = Float(30.0, low=0.01)
     RETENTION_OUTBOUND_PER_TENANT = Int(100_000, low=1)
+    # What successful handler runs printed (lcp dev, lcp logs): the head of each run's logs up to this
+    # many bytes (0: keep none), the newest rows of an app and of a tenant, for this many hours.
+    RETENTION_CALL_LOG_BYTES = Int(4096, low=0)
+    RETENTION_CALL_LOGS_PER_APP = Int(200, low=1)
+    RETENTION_CALL_LOGS_PER_TENANT = Int(1000, low=1)
+    RETENTION_CALL_LOG_HOURS = Float(24.0, low=0.01)
 
 
 class EgressSettings(SettingsGroup):

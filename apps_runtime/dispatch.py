@@ -30,7 +30,7 @@ from apps_runtime.exceptions import (
 from apps_runtime.jobs.queue import send_on_commit
 from apps_runtime.models import App, AppVersion
 from apps_runtime.records import RecordsScope
-from apps_runtime.retention import record_handler_error
+from apps_runtime.retention import record_call_log, record_handler_error
 from apps_runtime.routes import Route
 from apps_runtime.sandbox import HandlerFailed, Invocation, SandboxLimits, get_sandbox
 from apps_runtime.sandbox import RequestTooLarge as SandboxRequestTooLarge
@@ -264,14 +264,25 @@ def run_route(call: RouteCall) -> RouteResult:
         # when sent, and must not spend the time limit of the handler that queued it.
         send_on_commit(enqueued)
     if outcome.asks is not None and can_ask is None:
-        return RouteResult(status=400, body={"error": ASKS_OUTSIDE_MCP}, logs=outcome.logs)
-    return RouteResult(
-        status=outcome.status,
-        body=outcome.body,
+        result = RouteResult(status=400, body={"error": ASKS_OUTSIDE_MCP}, logs=outcome.logs)
+    else:
+        result = RouteResult(
+            status=outcome.status,
+            body=outcome.body,
+            logs=outcome.logs,
+            asks=outcome.asks,
+            missing_connection=egress.missing_connection,
+        )
+    # What it printed, for its admins' `lcp dev` and `lcp logs` (a failure's logs are in its error record).
+    record_call_log(
+        app=loaded.app,
+        version_number=loaded.version.number,
+        route_key=route.key,
+        caller=caller.username or "",
+        status=result.status,
         logs=outcome.logs,
-        asks=outcome.asks,
-        missing_connection=egress.missing_connection,
     )
+    return result
 
 
 def _egress_call(

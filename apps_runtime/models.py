@@ -1,4 +1,4 @@
-"""Apps, their versions, their tools' wire names, records, handler errors, jobs and their runs."""
+"""Apps, their versions, their tools' wire names, records, handler errors, call logs, jobs and their runs."""
 
 from __future__ import annotations
 
@@ -147,6 +147,35 @@ class HandlerError(TenantOwned):
 
     def __str__(self) -> str:
         return self.error_id
+
+
+class CallLog(TenantOwned):
+    """What a successful handler run printed or logged, kept a short while for the tenant's admins
+    (``lcp dev``, ``lcp logs``): a failed run's logs are in its ``HandlerError`` instead.
+
+    Bounded (``retention.record_call_log``): the head of each run's logs up to RETENTION_CALL_LOG_BYTES,
+    the newest RETENTION_CALL_LOGS_PER_APP of an app and RETENTION_CALL_LOGS_PER_TENANT of a tenant,
+    none older than RETENTION_CALL_LOG_HOURS.
+    """
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    version_number = models.PositiveIntegerField()
+    route_key = models.CharField(max_length=300)
+    caller = models.CharField(max_length=150, blank=True)
+    status = models.PositiveSmallIntegerField(help_text="The HTTP status the handler answered.")
+    logs = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"]),
+            # The per-app cap is applied as each row is written, and lcp follows one app's rows by id.
+            models.Index(fields=["app", "id"], name="calllog_app_id"),
+        ]
+        ordering = ["tenant_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.app_id}/{self.pk}"
 
 
 class Job(TenantOwned):

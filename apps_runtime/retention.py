@@ -9,6 +9,12 @@ failures cannot push out the others' records. Their bytes count against the tena
 at most ``RETENTION_JOB_RUNS_PER_TENANT`` finished runs (queued and running ones are never purged).
 Outbound requests' audit rows go after ``RETENTION_OUTBOUND_DAYS``, a tenant keeping at most
 ``RETENTION_OUTBOUND_PER_TENANT``.
+
+What a successful run printed or logged (``CallLog``, for ``lcp dev`` and ``lcp logs``) is kept for
+every run that logged anything, whether or not someone watches: the head of its logs up to
+``RETENTION_CALL_LOG_BYTES``, the newest ``RETENTION_CALL_LOGS_PER_APP`` of an app (so one busy app
+cannot push out another's) and ``RETENTION_CALL_LOGS_PER_TENANT`` of a tenant, both trimmed as each
+row is written, and none past ``RETENTION_CALL_LOG_HOURS``. A run that logs nothing costs nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from datetime import datetime
 
 from django.conf import settings
 
-from apps_runtime.models import HandlerError, JobRun, OutboundRequest
+from apps_runtime.models import App, CallLog, HandlerError, JobRun, OutboundRequest
 from core.member_shares import member_share
 from core.retention import cutoff, keep_newest
 from core.storable import storable_text
@@ -43,6 +49,39 @@ def record_handler_error(*, member: str = "", **fields) -> HandlerError:
     return error
 
 
+def call_log_text(logs: str, max_bytes: int) -> str:
+    """The head of ``logs`` in at most ``max_bytes`` UTF-8 bytes, saying how much was cut."""
+    encoded = logs.encode()
+    if len(encoded) <= max_bytes:
+        return logs
+    head = encoded[:max_bytes].decode(errors="ignore")
+    return f"{head}\n[log truncated: {len(encoded) - max_bytes} more bytes dropped]\n"
+
+
+def record_call_log(
+    *, app: App, version_number: int, route_key: str, caller: str, status: int, logs: str
+) -> CallLog | None:
+    """Keep what a successful run of ``app`` logged, within the app's and the tenant's caps; None
+    when it logged nothing or call logs are off (``RETENTION_CALL_LOG_BYTES`` 0)."""
+    max_bytes = settings.RETENTION_CALL_LOG_BYTES
+    if not logs or max_bytes == 0:
+        return None
+    row = CallLog.objects.create(
+        tenant_id=app.tenant_id,
+        app=app,
+        version_number=version_number,
+        route_key=storable_text(route_key),
+        caller=storable_text(caller),
+        status=status,
+        logs=storable_text(call_log_text(logs, max_bytes)),
+    )
+    keep_newest(
+        CallLog.objects.for_tenant(app.tenant_id).filter(app=app), settings.RETENTION_CALL_LOGS_PER_APP
+    )
+    keep_newest(CallLog.objects.for_tenant(app.tenant_id), settings.RETENTION_CALL_LOGS_PER_TENANT)
+    return row
+
+
 def purge(now: datetime) -> dict[str, int]:
     """Delete error records and finished runs past their retention or over their tenant's cap
     (registered with ``core.retention`` in ``AppsRuntimeConfig.ready``)."""
@@ -54,7 +93,13 @@ def purge(now: datetime) -> dict[str, int]:
     outbound, _ = OutboundRequest.all_tenants.filter(
         created_at__lt=cutoff(settings.RETENTION_OUTBOUND_DAYS, now)
     ).delete()
+    call_logs, _ = CallLog.all_tenants.filter(
+        created_at__lt=cutoff(settings.RETENTION_CALL_LOG_HOURS / 24, now)
+    ).delete()
     for tenant_id in Tenant.objects.values_list("pk", flat=True):
+        call_logs += keep_newest(
+            CallLog.objects.for_tenant(tenant_id), settings.RETENTION_CALL_LOGS_PER_TENANT
+        )
         outbound += keep_newest(
             OutboundRequest.objects.for_tenant(tenant_id), settings.RETENTION_OUTBOUND_PER_TENANT
         )
@@ -63,4 +108,4 @@ def purge(now: datetime) -> dict[str, int]:
         )
         finished = JobRun.objects.for_tenant(tenant_id).filter(status__in=FINISHED)
         runs += keep_newest(finished, settings.RETENTION_JOB_RUNS_PER_TENANT)
-    return {"handler_errors": errors, "job_runs": runs, "outbound_requests": outbound}
+    return {"handler_errors": errors, "job_runs": runs, "outbound_requests": outbound, "call_logs": call_logs}

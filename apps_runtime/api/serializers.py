@@ -4,7 +4,7 @@ from datetime import datetime
 
 from rest_framework import serializers
 
-from apps_runtime.models import App, AppVersion, HandlerError, JobRun, OutboundRequest, Tool
+from apps_runtime.models import App, AppVersion, CallLog, HandlerError, JobRun, OutboundRequest, Tool
 
 
 class ToolSerializer(serializers.ModelSerializer):
@@ -60,6 +60,21 @@ class HandlerErrorListSerializer(serializers.Serializer):
     """A page of handler errors, oldest first, and the cursor to ask for newer ones."""
 
     errors = HandlerErrorSerializer(many=True)
+    cursor = serializers.CharField()
+
+
+class CallLogSerializer(serializers.ModelSerializer):
+    app = serializers.CharField(source="app.name")
+
+    class Meta:
+        model = CallLog
+        fields = ["app", "version_number", "route_key", "caller", "status", "logs", "created_at"]
+
+
+class CallLogListSerializer(serializers.Serializer):
+    """A page of successful runs' logs, oldest first, and the cursor to ask for newer ones."""
+
+    logs = CallLogSerializer(many=True)
     cursor = serializers.CharField()
 
 

@@ -12,6 +12,7 @@ urlpatterns = [
     ),
     path("tenants/<str:slug>/errors", views.HandlerErrorListView.as_view(), name="handler-errors"),
     path("tenants/<str:slug>/errors/<str:error_id>", views.HandlerErrorView.as_view(), name="handler-error"),
+    path("tenants/<str:slug>/logs", views.CallLogListView.as_view(), name="call-logs"),
     path("tenants/<str:slug>/runs", views.JobRunListView.as_view(), name="job-runs"),
     path("tenants/<str:slug>/runs/<str:run_id>", views.JobRunDetailView.as_view(), name="job-run"),
     path("tenants/<str:slug>/secrets", views.SecretListView.as_view(), name="tenant-secrets"),

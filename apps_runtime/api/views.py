@@ -1,4 +1,4 @@
-"""App API: deploy bundles, list apps with their versions and tools, read handler errors and job runs."""
+"""App API: deploy bundles, list apps, their versions and tools; read handler errors, call logs, job runs."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from apps_runtime.api.parsers import DeployJSONParser
 from apps_runtime.api.serializers import (
     AppSerializer,
     AppVersionSerializer,
+    CallLogListSerializer,
+    CallLogSerializer,
     DeployJsonSerializer,
     HandlerErrorListSerializer,
     HandlerErrorSerializer,
@@ -41,7 +43,7 @@ from apps_runtime.manifest import (
     read_bundle_upload,
 )
 from apps_runtime.manifest.schema import MANIFEST_SCHEMA
-from apps_runtime.models import App, AppVersion, HandlerError, JobRun, OutboundRequest, Tool
+from apps_runtime.models import App, AppVersion, CallLog, HandlerError, JobRun, OutboundRequest, Tool
 from tenants.api.views import TenantAPIView
 
 BUNDLE_FIELD = "bundle"
@@ -188,15 +190,49 @@ class HandlerErrorListView(TenantAPIView):
         errors = HandlerError.objects.for_tenant(self.tenant).select_related("app")
         if params.get("app"):
             errors = errors.filter(app__name=params["app"])
-        limit = _bounded_int(params, "limit", ERRORS_PAGE_DEFAULT, ERRORS_PAGE_MAX)
-        since = _bounded_int(params, "since", 0, 2**62, low=0) if params.get("since") else None
-        if since is None:
-            page = list(errors.order_by("-id")[:limit])[::-1]
-            cursor = page[-1].pk if page else 0
-        else:
-            page = list(errors.filter(id__gt=since).order_by("id")[:limit])
-            cursor = page[-1].pk if page else since
-        return Response({"errors": HandlerErrorSerializer(page, many=True).data, "cursor": str(cursor)})
+        page, cursor = _cursor_page(errors, params)
+        return Response({"errors": HandlerErrorSerializer(page, many=True).data, "cursor": cursor})
+
+
+def _cursor_page(rows, params) -> tuple[list, str]:
+    """The errors' and the call logs' paging: the newest ``limit`` rows, or with ``since`` the first
+    ``limit`` rows after that cursor, oldest first; and the cursor to send as ``since`` next."""
+    limit = _bounded_int(params, "limit", ERRORS_PAGE_DEFAULT, ERRORS_PAGE_MAX)
+    since = _bounded_int(params, "since", 0, 2**62, low=0) if params.get("since") else None
+    if since is None:
+        page = list(rows.order_by("-id")[:limit])[::-1]
+        cursor = page[-1].pk if page else 0
+    else:
+        page = list(rows.filter(id__gt=since).order_by("id")[:limit])
+        cursor = page[-1].pk if page else since
+    return page, str(cursor)
+
+
+class CallLogListView(TenantAPIView):
+    @extend_schema(
+        operation_id="tenants_logs_list",
+        responses=CallLogListSerializer,
+        parameters=[
+            OpenApiParameter("app", str, description="only this app's logs"),
+            OpenApiParameter("since", str, description="the cursor of an earlier answer: only newer logs"),
+            OpenApiParameter(
+                "limit", int, description=f"1 to {ERRORS_PAGE_MAX}, default {ERRORS_PAGE_DEFAULT}"
+            ),
+        ],
+        description=(
+            "What the tenant's successful handler runs printed or logged (a failed run's logs are in its "
+            "error), oldest first, paged as the errors are: `cursor` is what to send as `since` next (for "
+            "`lcp logs --follow` and `lcp dev`). Kept a short while and capped per app and per tenant "
+            "(RETENTION_CALL_LOG_*)."
+        ),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        params = request.query_params
+        logs = CallLog.objects.for_tenant(self.tenant).select_related("app")
+        if params.get("app"):
+            logs = logs.filter(app__name=params["app"])
+        page, cursor = _cursor_page(logs, params)
+        return Response({"logs": CallLogSerializer(page, many=True).data, "cursor": cursor})
 
 
 def _bounded_int(params, name: str, default: int, high: int, *, low: int = 1) -> int:

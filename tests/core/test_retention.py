@@ -34,6 +34,7 @@ def test_purge_all_names_every_kind_each_app_purges():
         "handler_errors",
         "job_runs",
         "outbound_requests",
+        "call_logs",
         "tool_call_audit",
         "approvals",
         "agent_runs",
