@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -20,7 +21,7 @@ from lcp.client import Platform
 from lcp.config import Login, config_path, load_login, save_login
 from lcp.dev import DevLoop
 from lcp.exceptions import LcpError, Refused
-from lcp.output import emit_json, error_lines, note, plural
+from lcp.output import call_log_lines, emit_json, error_lines, note, plural
 from lcp.templates import TEMPLATES, fields_of, write_app
 
 FOLLOW_SECONDS = 1.0
@@ -193,25 +194,48 @@ def call(wire_name: str, arguments: str, as_json: bool) -> None:
 def errors(follow: bool, app: str | None, limit: int, as_json: bool) -> None:
     """The tenant's latest handler errors, with the trace of its own files and the logs."""
     with _platform() as platform:
-        page = platform.errors(app=app, limit=limit)
-        _print_errors(page["errors"], as_json)
-        cursor = page["cursor"]
-        try:
-            while follow:
-                time.sleep(FOLLOW_SECONDS)
-                page = platform.errors(since=cursor, app=app, limit=100)
-                cursor = page["cursor"]
-                _print_errors(page["errors"], as_json)
-        except KeyboardInterrupt:
-            return
+        _print_pages(
+            platform.errors, "errors", error_lines, app=app, limit=limit, follow=follow, as_json=as_json
+        )
 
 
-def _print_errors(found: list[dict], as_json: bool) -> None:
-    for error in found:
-        if as_json:
-            click.echo(json.dumps(error, ensure_ascii=False))  # one document a line, --follow included
-        else:
-            click.echo("\n".join(error_lines(error)))
+def _print_pages(
+    fetch: Callable[..., dict],
+    key: str,
+    lines: Callable[[dict], list[str]],
+    *,
+    app: str | None,
+    limit: int,
+    follow: bool,
+    as_json: bool,
+) -> None:
+    """Print the latest page of ``fetch`` (errors or logs), then with ``follow`` each newer one."""
+    page = fetch(app=app, limit=limit)
+    try:
+        while True:
+            for entry in page[key]:
+                # one JSON document a line, --follow included
+                click.echo(json.dumps(entry, ensure_ascii=False) if as_json else "\n".join(lines(entry)))
+            if not follow:
+                return
+            time.sleep(FOLLOW_SECONDS)
+            page = fetch(since=page["cursor"], app=app, limit=100)
+    except KeyboardInterrupt:
+        return
+
+
+@cli.command()
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new logs as they happen.")
+@click.option("--app", help="Only this app's logs.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100))
+@json_option
+def logs(follow: bool, app: str | None, limit: int, as_json: bool) -> None:
+    """What the tenant's successful handler runs printed or logged, kept a short while (failed runs'
+    logs are in `lcp errors`)."""
+    with _platform() as platform:
+        _print_pages(
+            platform.logs, "logs", call_log_lines, app=app, limit=limit, follow=follow, as_json=as_json
+        )
 
 
 @cli.command()

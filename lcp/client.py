@@ -105,6 +105,11 @@ class Platform:
         params = {"limit": limit, **({"since": since} if since else {}), **({"app": app} if app else {})}
         return self.request("GET", f"{self.api}/errors", params=params)
 
+    def logs(self, *, since: str | None = None, app: str | None = None, limit: int = 20) -> dict:
+        """What successful runs logged, paged as the errors are (``{"logs": [...], "cursor": ...}``)."""
+        params = {"limit": limit, **({"since": since} if since else {}), **({"app": app} if app else {})}
+        return self.request("GET", f"{self.api}/logs", params=params)
+
     def error(self, error_id: str) -> dict:
         missing = f"no error '{error_id}' in this tenant"
         return self.request("GET", f"{self.api}/errors/{error_id}", missing=missing)

@@ -1,9 +1,9 @@
 """``lcp dev``: watch an app folder; on each save validate and deploy it, say which tools changed, and
-stream the app's handler errors (trace and logs) as they happen.
+stream the app's handler errors (trace and logs) and what its successful runs log, as they happen.
 
-Polls the folder (no watcher dependency, the same on every OS) and the platform's error list, whose
-cursor starts at "now". A refused deploy prints its problems and the loop goes on; so does a platform
-that is briefly down.
+Polls the folder (no watcher dependency, the same on every OS) and the platform's error and call-log
+lists, whose cursors start at "now". A refused deploy prints its problems and the loop goes on; so does
+a platform that is briefly down.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from lcp.bundle_files import read_folder, snapshot
 from lcp.client import Platform
 from lcp.exceptions import LcpError, Refused
-from lcp.output import error_lines, note, plural
+from lcp.output import call_log_lines, error_lines, note, plural
 
 SETTLE_SECONDS = 0.2  # an editor may write a file in steps: wait until the folder stops changing
 
@@ -42,12 +42,14 @@ class DevLoop:
         self.interval = interval
         self.seen: dict | None = None
         self.cursor: str | None = None
+        self.logs_cursor: str | None = None
         self.app: str | None = None
 
     def run(self, *, max_seconds: float | None = None) -> None:
         """Watch until interrupted (or for ``max_seconds``)."""
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        self.cursor = self.platform.errors(limit=1)["cursor"]  # errors from now on
+        self.cursor = self.platform.errors(limit=1)["cursor"]  # errors and logs from now on
+        self.logs_cursor = self.platform.logs(limit=1)["cursor"]
         note(f"watching {self.folder} (Ctrl-C stops)")
         while deadline is None or time.monotonic() < deadline:
             self.step()
@@ -62,6 +64,7 @@ class DevLoop:
                 self.seen = current
                 self.deploy()
             self.stream_errors()
+            self.stream_logs()
         except LcpError as err:  # the platform down, a file half-written: say so and keep watching
             note(f"lcp: {err.format_message()}")
 
@@ -91,4 +94,11 @@ class DevLoop:
         self.cursor = page["cursor"]
         for error in page["errors"]:
             for line in error_lines(error):
+                print(line, flush=True)
+
+    def stream_logs(self) -> None:
+        page = self.platform.logs(since=self.logs_cursor, app=self.app, limit=100)
+        self.logs_cursor = page["cursor"]
+        for entry in page["logs"]:
+            for line in call_log_lines(entry):
                 print(line, flush=True)

@@ -32,3 +32,12 @@ def error_lines(error: dict) -> list[str]:
         lines.append("  logs:")
         lines += [f"    {line}" for line in logs.splitlines()]
     return lines
+
+
+def call_log_lines(entry: dict) -> list[str]:
+    """What a successful run logged, as ``lcp logs`` and ``lcp dev`` show it: a heading, then the lines."""
+    where = f"{entry.get('app') or '?'} v{entry.get('version_number')} {entry.get('route_key')}"
+    caller = entry.get("caller") or "-"
+    lines = [f"{entry['created_at']} log of {where} as {caller} ({entry.get('status')})"]
+    lines += [f"  {line}" for line in (entry.get("logs") or "").rstrip().splitlines()]
+    return lines

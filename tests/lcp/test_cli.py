@@ -171,7 +171,7 @@ def wait_for(lines: queue.Queue, seen: list[str], wanted) -> str:
     raise AssertionError(f"not seen within {WAIT_SECONDS} s; output so far:\n" + "\n".join(seen))
 
 
-def test_dev_deploys_each_save_names_the_changed_tools_and_streams_handler_errors(logged_in):
+def test_dev_deploys_each_save_names_the_changed_tools_and_streams_handler_logs_and_errors(logged_in):
     lcp = logged_in
     lcp("init", "todo", "--template", "crud")
     dev = subprocess.Popen(
@@ -196,12 +196,29 @@ def test_dev_deploys_each_save_names_the_changed_tools_and_streams_handler_error
         wait_for(lines, seen, lambda line: line == "~ acme_todo_list_items")
         wait_for(lines, seen, lambda line: "todo v2 is live" in line)
 
+        # A successful call's logs are streamed too, and `lcp logs` lists them afterwards.
+        (lcp.cwd / "todo/server/items/list.py").write_text(
+            'def handle(request):\n    print("listing now")\n    request.log("info", "no items")\n'
+            '    return {"items": []}\n'
+        )
+        wait_for(lines, seen, lambda line: "todo v3 is live" in line)
+        lcp("call", "acme_todo_list_items")
+        heading = wait_for(lines, seen, lambda line: "log of todo v3 GET /items" in line)
+        assert heading.endswith("as admin (200)")
+        wait_for(lines, seen, lambda line: line == "  listing now")
+        wait_for(lines, seen, lambda line: line == "  [info] no items")
+        listed = lcp("logs", "--app", "todo").stdout.splitlines()
+        assert listed[-3].endswith("log of todo v3 GET /items as admin (200)")
+        assert listed[-2:] == ["  listing now", "  [info] no items"]
+        as_json = json.loads(lcp("logs", "--json", "--limit", "1").stdout)
+        assert as_json["route_key"] == "GET /items" and as_json["status"] == 200
+
         (lcp.cwd / "todo/server/items/list.py").write_text(
             'def handle(request):\n    print("counting")\n    return {"n": 1 / 0}\n'
         )
-        wait_for(lines, seen, lambda line: "todo v3 is live" in line)
+        wait_for(lines, seen, lambda line: "todo v4 is live" in line)
         lcp("call", "acme_todo_list_items", check=1)
-        wait_for(lines, seen, lambda line: line.startswith("err_") and "handler_error in todo v3" in line)
+        wait_for(lines, seen, lambda line: line.startswith("err_") and "handler_error in todo v4" in line)
         wait_for(lines, seen, lambda line: "ZeroDivisionError" in line)
         wait_for(lines, seen, lambda line: line.strip() == "counting")
 
