@@ -13,8 +13,10 @@ Outbound requests' audit rows go after ``RETENTION_OUTBOUND_DAYS``, a tenant kee
 What a successful run printed or logged (``CallLog``, for ``lcp dev`` and ``lcp logs``) is kept for
 every run that logged anything, whether or not someone watches: the head of its logs up to
 ``RETENTION_CALL_LOG_BYTES``, the newest ``RETENTION_CALL_LOGS_PER_APP`` of an app (so one busy app
-cannot push out another's) and ``RETENTION_CALL_LOGS_PER_TENANT`` of a tenant, both trimmed as each
-row is written, and none past ``RETENTION_CALL_LOG_HOURS``. A run that logs nothing costs nothing.
+cannot push out another's) and ``RETENTION_CALL_LOGS_PER_TENANT`` of a tenant (both trimmed as rows
+are written, every ``CALL_LOG_TRIM_EVERY`` writes, and by the hourly purge), and none past
+``RETENTION_CALL_LOG_HOURS``. A run that logs nothing costs nothing. They are not counted against the
+storage quota: a tenant's are at most RETENTION_CALL_LOGS_PER_TENANT times RETENTION_CALL_LOG_BYTES.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from datetime import datetime
 from django.conf import settings
 
 from apps_runtime.models import App, CallLog, HandlerError, JobRun, OutboundRequest
+from core.caches import BoundedCache
 from core.member_shares import member_share
 from core.retention import cutoff, keep_newest
 from core.storable import storable_text
@@ -47,6 +50,13 @@ def record_handler_error(*, member: str = "", **fields) -> HandlerError:
     keep_newest(mine, member_share(cap))
     keep_newest(HandlerError.objects.for_tenant(error.tenant_id), cap)
     return error
+
+
+# A chatty app writes a call log on every call: its caps are applied on its first write in a process and
+# then every CALL_LOG_TRIM_EVERY-th, not on each (the two trims cost more than the write). Between two
+# trims a cap may be passed by that many rows per serving process; the hourly purge applies them all.
+CALL_LOG_TRIM_EVERY = 10
+_call_log_writes: BoundedCache[int, int] = BoundedCache(4096)  # app id -> its writes since its last trim
 
 
 def call_log_text(logs: str, max_bytes: int) -> str:
@@ -75,11 +85,18 @@ def record_call_log(
         status=status,
         logs=storable_text(call_log_text(logs, max_bytes)),
     )
-    keep_newest(
-        CallLog.objects.for_tenant(app.tenant_id).filter(app=app), settings.RETENTION_CALL_LOGS_PER_APP
-    )
-    keep_newest(CallLog.objects.for_tenant(app.tenant_id), settings.RETENTION_CALL_LOGS_PER_TENANT)
+    writes = _call_log_writes.get(app.pk) or 0
+    _call_log_writes.put(app.pk, (writes + 1) % CALL_LOG_TRIM_EVERY)
+    if writes == 0:  # the app's first write in this process, then every CALL_LOG_TRIM_EVERY-th
+        trim_call_logs(app.tenant_id, app.pk)
     return row
+
+
+def trim_call_logs(tenant_id: int, app_id: int) -> int:
+    """Keep the app's newest call logs within its cap, and the tenant's within its own."""
+    tenant_rows = CallLog.objects.for_tenant(tenant_id)
+    mine = keep_newest(tenant_rows.filter(app_id=app_id), settings.RETENTION_CALL_LOGS_PER_APP)
+    return mine + keep_newest(tenant_rows, settings.RETENTION_CALL_LOGS_PER_TENANT)
 
 
 def purge(now: datetime) -> dict[str, int]:
@@ -96,10 +113,9 @@ def purge(now: datetime) -> dict[str, int]:
     call_logs, _ = CallLog.all_tenants.filter(
         created_at__lt=cutoff(settings.RETENTION_CALL_LOG_HOURS / 24, now)
     ).delete()
+    for tenant_id, app_id in CallLog.all_tenants.order_by().values_list("tenant_id", "app_id").distinct():
+        call_logs += trim_call_logs(tenant_id, app_id)
     for tenant_id in Tenant.objects.values_list("pk", flat=True):
-        call_logs += keep_newest(
-            CallLog.objects.for_tenant(tenant_id), settings.RETENTION_CALL_LOGS_PER_TENANT
-        )
         outbound += keep_newest(
             OutboundRequest.objects.for_tenant(tenant_id), settings.RETENTION_OUTBOUND_PER_TENANT
         )

@@ -8,8 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps_runtime import retention
+from apps_runtime.dispatch import load_app
 from apps_runtime.models import CallLog
-from apps_runtime.retention import purge
+from apps_runtime.retention import purge, record_call_log
 from tests.support.apps import HANDLERS, cases_manifest_plus
 
 CHATTY = """
@@ -23,6 +25,12 @@ ROUTES = {
     "GET /chatty/{word}": {"handler": "server/chatty.py", "auth": "user"},
     "GET /quiet": {"handler": "server/quiet.py", "auth": "user"},
 }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_trim_counters():
+    """Each test counts an app's writes from its first (app ids come again after a rollback)."""
+    retention._call_log_writes.clear()
 
 
 @pytest.fixture
@@ -85,7 +93,10 @@ def test_only_the_tenants_admins_read_its_logs(
     assert api_client.get("/api/tenants/globex/logs").json()["logs"] == []
 
 
-def test_logs_are_capped_per_run_per_app_and_per_tenant_and_expire(acme, admin_api, chatty, settings):
+def test_logs_are_capped_per_run_per_app_and_per_tenant_and_expire(
+    acme, admin_api, chatty, settings, monkeypatch
+):
+    monkeypatch.setattr(retention, "CALL_LOG_TRIM_EVERY", 1)  # each write applies the caps
     settings.RETENTION_CALL_LOG_BYTES = 12
     chatty("/chatty/abcdefghijklmnop")
     kept = admin_api.get("/api/tenants/acme/logs").json()["logs"][-1]["logs"]
@@ -114,3 +125,19 @@ def test_no_logs_are_kept_when_turned_off(acme, admin_api, chatty, settings):
     settings.RETENTION_CALL_LOG_BYTES = 0
     chatty("/chatty/one")
     assert admin_api.get("/api/tenants/acme/logs").json()["logs"] == []
+
+
+def test_a_chatty_app_passes_its_cap_by_less_than_one_trim_interval_and_the_purge_applies_it(
+    acme, chatty, settings, monkeypatch
+):
+    monkeypatch.setattr(retention, "CALL_LOG_TRIM_EVERY", 4)
+    settings.RETENTION_CALL_LOGS_PER_APP = 3
+    app = load_app(acme, "cases").app
+    counts = []
+    for n in range(12):
+        record_call_log(app=app, version_number=1, route_key="GET /x", caller="w", status=200, logs=f"{n}\n")
+        counts.append(CallLog.objects.for_tenant(acme).count())
+    assert max(counts) <= 3 + 4 - 1 and counts[-1] > 3  # trimmed, but not on every write
+    assert purge(timezone.now())["call_logs"] == counts[-1] - 3
+    kept = CallLog.objects.for_tenant(acme).order_by("id").values_list("logs", flat=True)
+    assert list(kept) == ["9\n", "10\n", "11\n"]
