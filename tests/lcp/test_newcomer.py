@@ -1,6 +1,6 @@
 """The newcomer's path, verbatim: a fresh clone, ``pip install .`` in a new venv, then that venv's
-``lcp login``, ``lcp init todo --template crud``, ``lcp deploy todo`` and a call of one of its tools
-against a live platform.
+``lcp login``, ``lcp init todo --template crud``, ``lcp deploy todo`` and calls of its tools against a
+live platform seeded as ``make demo`` seeds it (``seed_demo``: tenant acme, its admin's token).
 
 It proves that ``lcp`` works with only what ``pip install .`` installs (the declared dependencies and
 the templates as package data), not with what the development venv happens to hold: the clone is
@@ -19,9 +19,11 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.package_index]
 
@@ -73,8 +75,8 @@ def installed_lcp(tmp_path_factory) -> Path:
     return venv / "bin" / "lcp"
 
 
-def test_a_fresh_clone_pip_installed_inits_deploys_and_calls_a_crud_app(
-    installed_lcp, tmp_path, live_url, transactional_db, acme, make_token
+def test_a_fresh_clone_pip_installed_inits_deploys_and_calls_a_crud_app_on_the_demo(
+    installed_lcp, tmp_path, live_url, transactional_db
 ):
     env = {
         key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")
@@ -89,7 +91,10 @@ def test_a_fresh_clone_pip_installed_inits_deploys_and_calls_a_crud_app(
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stdout, done.stderr)
         return done
 
-    _, token = make_token(acme, "admin")
+    seeded = StringIO()
+    call_command("seed_demo", stdout=seeded)  # the tenant and tokens `make demo` makes
+    printed = [line.split() for line in seeded.getvalue().splitlines()]
+    token = next(row[-1] for row in printed if row[:1] == ["admin"] and row[-1].startswith("lcp_"))
     assert "lcp " in lcp("--version").stdout
     lcp("login", live_url, "--tenant", "acme", "--token", token)
     lcp("init", "todo", "--template", "crud")
@@ -97,6 +102,7 @@ def test_a_fresh_clone_pip_installed_inits_deploys_and_calls_a_crud_app(
     deployed = lcp("deploy", "todo")
     assert "acme_todo_create_item" in deployed.stdout.split()
     assert "todo v1 is live (5 tools)" in deployed.stderr
+    assert "case_portal v1" in lcp("apps").stdout  # beside the demo's own apps
 
     created = json.loads(
         lcp("call", "acme_todo_create_item", "--args", '{"title": "Water the plants"}').stdout
