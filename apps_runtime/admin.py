@@ -17,7 +17,7 @@ from django.urls import path
 
 from apps_runtime.deploy import undeploy_app
 from apps_runtime.manifest import DeployRejected
-from apps_runtime.models import App, AppVersion, HandlerError, Job, JobRun, Record, Tool
+from apps_runtime.models import App, AppVersion, CallLog, HandlerError, Job, JobRun, Record, Tool
 from apps_runtime.sandbox import pool_stats
 from tenants.admin import ReadOnlyAdmin
 
@@ -100,6 +100,12 @@ class HandlerErrorAdmin(ReadOnlyAdmin):
     list_display = ["error_id", "kind", "app", "route_key", "caller", "tenant", "created_at"]
     list_filter = ["tenant", "kind"]
     search_fields = ["error_id"]
+
+
+@admin.register(CallLog)
+class CallLogAdmin(ReadOnlyAdmin):
+    list_display = ["app", "version_number", "route_key", "caller", "status", "tenant", "created_at"]
+    list_filter = ["tenant"]
 
 
 @admin.register(Job)

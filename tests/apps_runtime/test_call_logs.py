@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from apps_runtime import retention
@@ -141,3 +142,12 @@ def test_a_chatty_app_passes_its_cap_by_less_than_one_trim_interval_and_the_purg
     assert purge(timezone.now())["call_logs"] == counts[-1] - 3
     kept = CallLog.objects.for_tenant(acme).order_by("id").values_list("logs", flat=True)
     assert list(kept) == ["9\n", "10\n", "11\n"]
+
+
+def test_the_platform_admin_lists_call_logs_and_changes_none(acme, chatty, client):
+    chatty("/chatty/one")
+    client.force_login(get_user_model().objects.create_superuser("boss", password=None))
+    page = client.get("/admin/apps_runtime/calllog/")
+    assert page.status_code == 200 and "GET /chatty/{word}" in page.content.decode()
+    row = CallLog.objects.for_tenant(acme).get()
+    assert client.post(f"/admin/apps_runtime/calllog/{row.pk}/delete/", {"post": "yes"}).status_code == 403
