@@ -8,7 +8,7 @@ from typing import Any
 import httpx2
 
 from lcp.config import Login
-from lcp.exceptions import TOKEN_REFUSED, LcpError, Refused
+from lcp.exceptions import TOKEN_REFUSED, LcpError, NoSuchApi, Refused
 
 TIMEOUT = httpx2.Timeout(30.0, connect=10.0)
 
@@ -35,11 +35,14 @@ class Platform:
     def api(self) -> str:
         return f"/api/tenants/{self.login.tenant}"
 
-    def request(self, method: str, path: str, *, missing: str | None = None, **kwargs: Any) -> Any:
-        """The JSON answer of ``method path``.
+    def request(
+        self, method: str, path: str, *, missing: str | None = None, api: str | None = None, **kwargs: Any
+    ) -> Any:
+        """The JSON answer of ``method path``; ``api`` names an API older platforms lack.
 
         Raises:
             Refused: a 422 that lists problems (a deploy or a rollback the platform refused).
+            NoSuchApi: a 404 for ``api``, which this platform does not have.
             LcpError: the platform is unreachable, not the platform, refused the token or the user,
                 has no such thing (``missing``), or failed.
         """
@@ -51,15 +54,17 @@ class Platform:
             reason = str(err) or err.__class__.__name__
             where = self.login.url
             raise LcpError(f"cannot reach {where} ({reason}): is the platform running there?") from None
-        return self._judge(answer, missing)
+        return self._judge(answer, missing, api)
 
-    def _judge(self, answer: httpx2.Response, missing: str | None) -> Any:
+    def _judge(self, answer: httpx2.Response, missing: str | None, api: str | None = None) -> Any:
         try:
             body = answer.json()
         except ValueError:
             body = None
         status = answer.status_code
         detail = body.get("detail") if isinstance(body, dict) else None
+        if status == 404 and api is not None and body is None:  # no such URL here, not a missing thing
+            raise NoSuchApi(f"{self.login.url} has no {api} API: it is an older platform")
         if status == 401:
             raise LcpError(TOKEN_REFUSED)
         if status == 403:
@@ -108,7 +113,7 @@ class Platform:
     def logs(self, *, since: str | None = None, app: str | None = None, limit: int = 20) -> dict:
         """What successful runs logged, paged as the errors are (``{"logs": [...], "cursor": ...}``)."""
         params = {"limit": limit, **({"since": since} if since else {}), **({"app": app} if app else {})}
-        return self.request("GET", f"{self.api}/logs", params=params)
+        return self.request("GET", f"{self.api}/logs", params=params, api="call logs")
 
     def error(self, error_id: str) -> dict:
         missing = f"no error '{error_id}' in this tenant"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lcp.bundle_files import read_folder, snapshot
 from lcp.client import Platform
-from lcp.exceptions import LcpError, Refused
+from lcp.exceptions import LcpError, NoSuchApi, Refused
 from lcp.output import call_log_lines, error_lines, note, plural
 
 SETTLE_SECONDS = 0.2  # an editor may write a file in steps: wait until the folder stops changing
@@ -49,7 +49,10 @@ class DevLoop:
         """Watch until interrupted (or for ``max_seconds``)."""
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
         self.cursor = self.platform.errors(limit=1)["cursor"]  # errors and logs from now on
-        self.logs_cursor = self.platform.logs(limit=1)["cursor"]
+        try:
+            self.logs_cursor = self.platform.logs(limit=1)["cursor"]
+        except NoSuchApi as err:
+            note(f"lcp: {err.format_message()}: streaming errors only")
         note(f"watching {self.folder} (Ctrl-C stops)")
         while deadline is None or time.monotonic() < deadline:
             self.step()
@@ -97,6 +100,8 @@ class DevLoop:
                 print(line, flush=True)
 
     def stream_logs(self) -> None:
+        if self.logs_cursor is None:
+            return
         page = self.platform.logs(since=self.logs_cursor, app=self.app, limit=100)
         self.logs_cursor = page["cursor"]
         for entry in page["logs"]:

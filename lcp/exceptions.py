@@ -35,3 +35,7 @@ class Refused(LcpError):
         self.warnings = warnings
         count = len(problems)
         super().__init__(f"{what} refused: {count} problem{'s' if count != 1 else ''}")
+
+
+class NoSuchApi(LcpError):
+    """The platform has not this API (an older one): the command can go on without it."""
