@@ -188,7 +188,7 @@ class HandlerErrorListView(TenantAPIView):
     def get(self, request: Request, slug: str) -> Response:
         params = request.query_params
         errors = HandlerError.objects.for_tenant(self.tenant).select_related("app")
-        if params.get("app"):
+        if _text_param(params, "app"):
             errors = errors.filter(app__name=params["app"])
         page, cursor = _cursor_page(errors, params)
         return Response({"errors": HandlerErrorSerializer(page, many=True).data, "cursor": cursor})
@@ -229,10 +229,22 @@ class CallLogListView(TenantAPIView):
     def get(self, request: Request, slug: str) -> Response:
         params = request.query_params
         logs = CallLog.objects.for_tenant(self.tenant).select_related("app")
-        if params.get("app"):
+        if _text_param(params, "app"):
             logs = logs.filter(app__name=params["app"])
         page, cursor = _cursor_page(logs, params)
         return Response({"logs": CallLogSerializer(page, many=True).data, "cursor": cursor})
+
+
+def _text_param(params, name: str) -> str:
+    """Query parameter ``name`` as text to filter by ("" when absent).
+
+    Raises:
+        ValidationError: it holds a NUL, which no stored name has and PostgreSQL refuses in a query.
+    """
+    value = params.get(name) or ""
+    if "\x00" in value:
+        raise ValidationError({name: ["no NUL characters"]})
+    return value
 
 
 def _bounded_int(params, name: str, default: int, high: int, *, low: int = 1) -> int:
@@ -282,9 +294,9 @@ class JobRunListView(TenantAPIView):
     def get(self, request: Request, slug: str) -> Response:
         runs = JobRun.objects.for_tenant(self.tenant).select_related("app").order_by("-enqueued_at", "-id")
         params = request.query_params
-        if params.get("app"):
+        if _text_param(params, "app"):
             runs = runs.filter(app__name=params["app"])
-        if params.get("job"):
+        if _text_param(params, "job"):
             runs = runs.filter(job=params["job"])
         if params.get("status"):
             if params["status"] not in JobRun.Status.values:
@@ -394,9 +406,9 @@ class OutboundAuditView(TenantAPIView):
             .order_by("-created_at", "-id")
         )
         params = request.query_params
-        if params.get("app"):
+        if _text_param(params, "app"):
             rows = rows.filter(app__name=params["app"])
-        if params.get("outcome"):
+        if _text_param(params, "outcome"):
             rows = rows.filter(outcome=params["outcome"])
         try:
             limit = int(params.get("limit", RUNS_PAGE_DEFAULT))

@@ -151,3 +151,10 @@ def test_the_platform_admin_lists_call_logs_and_changes_none(acme, chatty, clien
     assert page.status_code == 200 and "GET /chatty/{word}" in page.content.decode()
     row = CallLog.objects.for_tenant(acme).get()
     assert client.post(f"/admin/apps_runtime/calllog/{row.pk}/delete/", {"post": "yes"}).status_code == 403
+
+
+@pytest.mark.parametrize("path", ["logs", "errors", "runs", "audit/outbound"])
+def test_a_nul_in_a_filter_is_refused_not_a_server_error(admin_api, path):
+    answer = admin_api.get(f"/api/tenants/acme/{path}", {"app": "a\x00b"})
+    assert answer.status_code == 400, answer.content
+    assert answer.json()["errors"] == {"app": ["no NUL characters"]}
