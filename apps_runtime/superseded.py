@@ -65,12 +65,21 @@ def _retire_in_thread() -> None:
 
 async def retire_forever() -> None:
     """The server's lifespan task: ``retire_superseded`` every ``SANDBOX_SUPERSEDED_CHECK_S`` seconds."""
+    failing = False
     while True:
         await anyio.sleep(settings.SANDBOX_SUPERSEDED_CHECK_S)
         try:
             await anyio.to_thread.run_sync(_retire_in_thread)
-        except Exception:  # a lost database must not end the server's lifespan
-            logger.exception("Cannot check the sandbox's warm workers for superseded app versions")
+        except Exception as err:  # a lost database must not end the server's lifespan
+            # The traceback once per outage, not every few seconds (and on CPython 3.11 formatting one
+            # parses source with ast, which is not thread-safe: gh-106905).
+            if failing:
+                logger.warning("superseded-version check still failing: %s", type(err).__name__)
+            else:
+                logger.exception("Cannot check the sandbox's warm workers for superseded app versions")
+            failing = True
+        else:
+            failing = False
 
 
 class Sweeper(threading.Thread):

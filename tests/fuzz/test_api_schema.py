@@ -24,6 +24,7 @@ schemathesis = pytest.importorskip("schemathesis")
 # (a live gateway's notifier logging a traceback parses source lines too; gh-106905), which raised
 # "SystemError: AST constructor recursion depth mismatch" in CI.
 pytest.importorskip("schemathesis.specs.openapi.schemas")
+pytest.importorskip("schemathesis.generation.dictionaries")  # imported lazily by the first case drawn
 GenerationMode = schemathesis.GenerationMode
 
 pytestmark = pytest.mark.slow
