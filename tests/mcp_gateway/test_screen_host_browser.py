@@ -157,7 +157,7 @@ def browser(demo, case_id):
 
 @pytest.fixture
 def admin_page(demo, browser):
-    """acme's admin, signed in through the sign-in page, in a fresh browser context (no cookies, no storage)."""
+    """acme's admin, signed in through the sign-in page, in a browser context of its own (fresh cookies)."""
     messages: list[str] = []
     context = browser.new_context(base_url=demo.base_url, viewport={"width": 760, "height": 620})
     try:
