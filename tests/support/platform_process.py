@@ -159,10 +159,12 @@ def drop_shared_template(root: Path) -> None:
     """Drop the run's shared PostgreSQL template, if one was made under ``root``: when every process is
     done with it."""
     record = root / _POSTGRES_TEMPLATE_RECORD
+    if not record.exists():
+        return  # no served platform on PostgreSQL in this run (or on SQLite): the settings stay unread
     admin_dsn = test_run_admin_dsn()
-    if record.exists() and admin_dsn:
+    if admin_dsn:
         Database.postgres_named(admin_dsn, record.read_text()).drop()
-        record.unlink()
+    record.unlink()
 
 
 def _sqlite_template() -> Database:
