@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
 
 from agents.exceptions import UnknownProvider
 from agents.keys import KeyUnreadable, decrypt_key, encrypt_key
@@ -14,6 +12,10 @@ from agents.providers import build_model, provider_endpoint
 
 
 def test_each_kind_builds_its_model_at_the_operators_url_with_the_tenants_key(settings, monkeypatch):
+    # Imported here, not at the top: 1.6 s of CPU that every xdist worker paid to collect the module.
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel
+
     monkeypatch.setenv("OPENAI_BASE_URL", "http://169.254.169.254/latest")  # never consulted
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://169.254.169.254/latest")
     settings.AGENT_PROVIDERS = {

@@ -140,25 +140,39 @@ def demo(request, tmp_path_factory):
         database.drop()
 
 
-@pytest.fixture
-def admin_page(demo):
-    """acme's admin, signed in through the sign-in page, in a fresh browser."""
-    messages: list[str] = []
+@pytest.fixture(scope="module")
+def browser(demo, case_id):
+    """One Chromium for each served demo (a launch is ~2 s of CPU); every test gets a context of its own.
+
+    Made after ``case_id``: its MCP client runs an event loop in this thread, which a live sync
+    Playwright would refuse.
+    """
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", *LOOPBACK_ONLY])
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", *LOOPBACK_ONLY])
         try:
-            page = browser.new_page(base_url=demo.base_url, viewport={"width": 760, "height": 620})
-            page.on("console", lambda message: messages.append(message.text))
-            page.on("pageerror", lambda error: messages.append(f"pageerror: {error}"))
-            page.goto("/console/acme/")
-            page.get_by_label("Username").fill("admin")
-            page.get_by_label("Password").fill(PASSWORD)
-            page.get_by_role("button", name="Sign in").click()
-            expect(page).to_have_url(re.compile(r"/console/acme/"))  # signed in, and back
-            page.messages = messages
-            yield page
+            yield launched
         finally:
-            browser.close()
+            launched.close()
+
+
+@pytest.fixture
+def admin_page(demo, browser):
+    """acme's admin, signed in through the sign-in page, in a browser context of its own (fresh cookies)."""
+    messages: list[str] = []
+    context = browser.new_context(base_url=demo.base_url, viewport={"width": 760, "height": 620})
+    try:
+        page = context.new_page()
+        page.on("console", lambda message: messages.append(message.text))
+        page.on("pageerror", lambda error: messages.append(f"pageerror: {error}"))
+        page.goto("/console/acme/")
+        page.get_by_label("Username").fill("admin")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(re.compile(r"/console/acme/"))  # signed in, and back
+        page.messages = messages
+        yield page
+    finally:
+        context.close()
 
 
 def acme_tokens(demo) -> int:

@@ -60,6 +60,11 @@ class Database:
         name = f"platform_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(admin_dsn, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        return cls.postgres_named(admin_dsn, name)
+
+    @classmethod
+    def postgres_named(cls, admin_dsn: str, name: str) -> Database:
+        """The database ``name`` that already is on the server of ``admin_dsn``."""
         return cls(
             admin_dsn.rsplit("/", 1)[0].replace("postgresql://", "postgres://") + f"/{name}",
             admin_dsn=admin_dsn,
@@ -98,16 +103,17 @@ def test_run_admin_dsn() -> str | None:
 
 
 _templates: dict[str, Database] = {}
-# Where the SQLite template is kept: the test run's shared temporary folder when tests/conftest.py
-# knows it, so the run's xdist workers migrate once between them (else one per process, as on PostgreSQL).
+# Where the template (the SQLite file, or the PostgreSQL template's name) is kept: the test run's shared
+# temporary folder when tests/conftest.py knows it, so the run's xdist workers migrate once between
+# them (else once per process).
 TEMPLATE_ROOT: Path | None = None
 
 
 def migrated_database(workdir: Path) -> Database:
     """A fresh, migrated database on the test run's backend, for one platform process.
 
-    Migrating takes seconds, so it happens once per test run (on PostgreSQL, once per test process),
-    into a template that each platform gets a copy of (a file copy, or ``CREATE DATABASE ... TEMPLATE``).
+    Migrating takes seconds, so it happens once per test run, into a template that each platform gets
+    a copy of (a file copy, or ``CREATE DATABASE ... TEMPLATE``).
     """
     admin_dsn = test_run_admin_dsn()
     key = admin_dsn or "sqlite"
@@ -117,10 +123,48 @@ def migrated_database(workdir: Path) -> Database:
 
 
 def _postgres_template(admin_dsn: str) -> Database:
-    template = Database.postgres(admin_dsn)
-    atexit.register(template.drop)
-    PlatformProcess(_scratch_dir(), template.url).migrate()
-    return template
+    """The run's migrated PostgreSQL template: made by the first process to ask, under a lock.
+
+    With ``TEMPLATE_ROOT`` (set by tests/conftest.py) the xdist workers share it, as they share the
+    SQLite one: one ``migrate`` a run (8.6 s of CPU) instead of one per worker. Its name is kept in
+    ``TEMPLATE_ROOT``, where ``drop_shared_template`` finds it once every worker is done.
+    """
+    if TEMPLATE_ROOT is None:
+        template = Database.postgres(admin_dsn)
+        atexit.register(template.drop)
+        _migrate(template)
+        return template
+    record = TEMPLATE_ROOT / _POSTGRES_TEMPLATE_RECORD
+    with open(TEMPLATE_ROOT / "platform-template-postgres.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not record.exists():
+            template = Database.postgres(admin_dsn)
+            _migrate(template)
+            record.write_text(template.name)  # only once migrated: the others copy it from then on
+    return Database.postgres_named(admin_dsn, record.read_text())
+
+
+_POSTGRES_TEMPLATE_RECORD = "platform-template.postgres"
+
+
+def _migrate(database: Database) -> None:
+    try:
+        PlatformProcess(_scratch_dir(), database.url).migrate()
+    except BaseException:
+        database.drop()
+        raise
+
+
+def drop_shared_template(root: Path) -> None:
+    """Drop the run's shared PostgreSQL template, if one was made under ``root``: when every process is
+    done with it."""
+    record = root / _POSTGRES_TEMPLATE_RECORD
+    if not record.exists():
+        return  # no served platform on PostgreSQL in this run (or on SQLite): the settings stay unread
+    admin_dsn = test_run_admin_dsn()
+    if admin_dsn:
+        Database.postgres_named(admin_dsn, record.read_text()).drop()
+    record.unlink()
 
 
 def _sqlite_template() -> Database:
