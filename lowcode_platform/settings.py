@@ -204,6 +204,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     )
     DATABASES["default"]["OPTIONS"]["timeout"] = 20
+    # A transaction takes the write lock when it begins (BEGIN IMMEDIATE), so a writer waits up to
+    # the timeout for another. Deferred, one that read first and then wrote after another thread's
+    # commit (an in-process job's, say) failed at once with "database is locked": SQLite cannot
+    # wait there without risking a deadlock.
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     # Tests too run on a file (WAL) rather than Django's default in-memory database, which locks a
     # table being written against every reader ("database table is locked") where the platform's
     # own SQLite lets readers through and makes writers wait.
