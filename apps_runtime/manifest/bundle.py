@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from apps_runtime.json_values import is_text
 from apps_runtime.manifest.problems import BundleTooLarge, DeployRejected, Problem, child, pointer
 
 MANIFEST_NAME = "app.json"
@@ -512,10 +513,26 @@ def _structure_problems(value: Any, ptr: str, depth: int) -> Iterable[Problem]:
             yield Problem(child(ptr, key), f"key {key!r} appears more than once in this object: keep one")
     if isinstance(value, dict):
         for key, item in value.items():
+            issue = _text_issue(key)
+            if issue is not None:
+                yield Problem(ptr, f"a key {issue}")
             yield from _structure_problems(item, child(ptr, key), depth + 1)
+    elif isinstance(value, str):
+        issue = _text_issue(value)
+        if issue is not None:
+            yield Problem(ptr, f"the text {issue}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _structure_problems(item, child(ptr, index), depth + 1)
+
+
+def _text_issue(text: str) -> str | None:
+    """Why ``text`` cannot be stored (PostgreSQL's jsonb holds neither), or None."""
+    if "\x00" in text:
+        return "holds a NUL character (\\u0000), which cannot be stored: remove it"
+    if not is_text(text):
+        return "holds a lone surrogate (an unpaired \\ud800-\\udfff escape): remove it"
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -150,15 +150,17 @@ class StreamLedger:
             if stream.ends_at <= now:
                 stream.end("expired")
 
-    def end_revoked(self, live: tuple[set[int], set[int]]) -> None:
-        """Tell every stream whose token or OAuth connection is not in ``live`` to end.
+    def end_revoked(self, checked: tuple[set[int], set[int]], live: tuple[set[int], set[int]]) -> None:
+        """Tell every stream whose token or OAuth connection was ``checked`` and is not ``live`` to end.
 
-        ``live``: what ``live_credentials`` found good of ``credentials()``.
+        ``checked``: what ``credentials()`` gave; ``live``: what ``live_credentials`` found good of it.
+        A stream opened while the check ran has a credential nobody checked: it is judged at the
+        next poll, not ended as revoked.
         """
-        tokens, grants = live
+        (checked_tokens, checked_grants), (tokens, grants) = checked, live
         for stream in self.streams():
-            if (stream.token_id is not None and stream.token_id not in tokens) or (
-                stream.grant_id is not None and stream.grant_id not in grants
+            if (stream.token_id in checked_tokens and stream.token_id not in tokens) or (
+                stream.grant_id in checked_grants and stream.grant_id not in grants
             ):
                 stream.end("revoked")
 

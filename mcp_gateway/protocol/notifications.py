@@ -296,7 +296,8 @@ class Notifier:
         self.streams.end_expired()
         token_ids, grant_ids = self.streams.credentials()
         if token_ids or grant_ids:
-            self.streams.end_revoked(await in_thread(live_credentials, token_ids, grant_ids))
+            live = await in_thread(live_credentials, token_ids, grant_ids)
+            self.streams.end_revoked((token_ids, grant_ids), live)
 
     async def _tenant_changed(self, tenant: Tenant) -> None:
         if tenant.pk in self._buses:

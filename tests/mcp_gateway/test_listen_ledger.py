@@ -54,6 +54,20 @@ def test_a_closed_stream_frees_its_place():
     assert anyio.run(main)[1] == 2
 
 
+def test_only_a_checked_credential_found_dead_ends_its_stream_not_one_opened_during_the_check():
+    async def main():
+        ledger = StreamLedger()
+        kept = ledger.open(1, caller(1, 10), LIMITS)
+        revoked = ledger.open(1, caller(2, 20), LIMITS)
+        checked = ledger.credentials()
+        # Opened while the check was in its thread: its token was not asked about.
+        newcomer = ledger.open(1, caller(3, 30), LIMITS)
+        ledger.end_revoked(checked, ({10}, set()))
+        return kept.ending, revoked.ending, newcomer.ending
+
+    assert anyio.run(main) == (None, "revoked", None)
+
+
 @pytest.mark.django_db
 def test_only_unrevoked_unexpired_tokens_of_active_users_are_live(acme):
     kept, _ = actions.issue_token(acme, "reader", acting_user=None)

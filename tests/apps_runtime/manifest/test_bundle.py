@@ -175,6 +175,16 @@ def test_keys_repeated_in_one_object_are_refused_at_their_pointer(tmp_path):
     ]
 
 
+def test_a_nul_or_a_lone_surrogate_in_a_key_or_a_text_is_refused_at_its_pointer(tmp_path):
+    # PostgreSQL's jsonb stores neither: the deploy failed with a DataError (found by the fuzz test).
+    raw = b'{"name": "a", "routes": {}, "x": {"k\\u0000": 1, "t": "\\ud800"}}'
+    root = make_folder(tmp_path, {**VALID_FILES, "app.json": raw})
+    assert rejection(read_bundle, root) == [
+        "/x: a key holds a NUL character (\\u0000), which cannot be stored: remove it",
+        "/x/t: the text holds a lone surrogate (an unpaired \\ud800-\\udfff escape): remove it",
+    ]
+
+
 def test_a_manifest_nested_too_deeply_is_refused(tmp_path):
     raw = b'{"name": "a", "routes": {}, "description": ' + b"[" * 70 + b"]" * 70 + b"}"
     root = make_folder(tmp_path, {**VALID_FILES, "app.json": raw})
