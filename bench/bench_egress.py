@@ -42,7 +42,7 @@ def main() -> None:
     from django.conf import settings
 
     from apps_runtime.deploy import deploy_bundle
-    from apps_runtime.dispatch import load_app, run_route
+    from apps_runtime.dispatch import RouteCall, load_app, run_route
     from apps_runtime.egress.client import EgressCall, send
     from apps_runtime.egress.rules import parse_rules
     from apps_runtime.manifest import bundle_from_mapping
@@ -107,8 +107,9 @@ def main() -> None:
     caller = Caller(tenant_id=tenant.pk, user_id=1, username="m", is_member=True)
     routes = {path: loaded.compiled.routes.match("GET", path)[0] for path in ("/out", "/none")}
     for path, route in routes.items():
-        assert not run_route(loaded, route, caller).failed, run_route(loaded, route, caller)
-        results[f"handler {path}"] = timed(lambda route=route: run_route(loaded, route, caller), args.calls)
+        call = RouteCall(loaded, route, caller)
+        assert not run_route(call).failed, run_route(call)
+        results[f"handler {path}"] = timed(lambda call=call: run_route(call), args.calls)
     for name, samples in results.items():
         print(f"{name:24} {summary(samples)}")
     base = statistics.median(results["direct, client per req"])
