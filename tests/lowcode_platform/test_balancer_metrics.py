@@ -9,19 +9,17 @@ import httpx2
 import pytest
 
 from tests.support.cluster import Balancer
+from tests.support.requirements import missing
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        shutil.which("haproxy") is None, reason="haproxy is not installed (make install adds it)"
-    ),
-]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def balancer(live_url, transactional_db, tmp_path):
     """haproxy, configured as docs/production.md says, in front of the test server (which reads the test
     database: /healthz and /metrics do)."""
+    if shutil.which("haproxy") is None:
+        missing("haproxy is not installed (make test installs it: .ci/install-system-deps)")
     proxy = Balancer(tmp_path, [int(live_url.rsplit(":", 1)[1])])
     # The test server answers in a thread of this process, slower than a replica on a busy host:
     # a health check that takes over a second here is no dead replica.
