@@ -168,17 +168,20 @@ ERRORS_PAGE_DEFAULT = 20
 ERRORS_PAGE_MAX = 100
 
 
+def _cursor_page_parameters(rows: str) -> list[OpenApiParameter]:
+    """The query parameters of a list paged by ``_cursor_page``, for its schema."""
+    return [
+        OpenApiParameter("app", str, description=f"only this app's {rows}"),
+        OpenApiParameter("since", str, description=f"the cursor of an earlier answer: only newer {rows}"),
+        OpenApiParameter("limit", int, description=f"1 to {ERRORS_PAGE_MAX}, default {ERRORS_PAGE_DEFAULT}"),
+    ]
+
+
 class HandlerErrorListView(TenantAPIView):
     @extend_schema(
         operation_id="tenants_errors_list",
         responses=HandlerErrorListSerializer,
-        parameters=[
-            OpenApiParameter("app", str, description="only this app's errors"),
-            OpenApiParameter("since", str, description="the cursor of an earlier answer: only newer errors"),
-            OpenApiParameter(
-                "limit", int, description=f"1 to {ERRORS_PAGE_MAX}, default {ERRORS_PAGE_DEFAULT}"
-            ),
-        ],
+        parameters=_cursor_page_parameters("errors"),
         description=(
             "The tenant's handler errors (trace of the tenant's own frames, and logs), oldest first: the "
             "newest `limit` ones, or with `since` the first `limit` ones after that cursor. `cursor` is "
@@ -212,13 +215,7 @@ class CallLogListView(TenantAPIView):
     @extend_schema(
         operation_id="tenants_logs_list",
         responses=CallLogListSerializer,
-        parameters=[
-            OpenApiParameter("app", str, description="only this app's logs"),
-            OpenApiParameter("since", str, description="the cursor of an earlier answer: only newer logs"),
-            OpenApiParameter(
-                "limit", int, description=f"1 to {ERRORS_PAGE_MAX}, default {ERRORS_PAGE_DEFAULT}"
-            ),
-        ],
+        parameters=_cursor_page_parameters("logs"),
         description=(
             "What the tenant's successful handler runs printed or logged (a failed run's logs are in its "
             "error), oldest first, paged as the errors are: `cursor` is what to send as `since` next (for "
